@@ -1,0 +1,262 @@
+// ctx.join, ctx.race and ctx.loop: parallel branches and long-lived loops, each in scopes of their own.
+
+import { BranchFailedError, InvalidInputError, InvalidNameError, StepFailedError } from "../errors.js";
+import type { EntryRow } from "../storage/store.js";
+import type { LoopOptions, LoopResult, WorkflowContext } from "../workflow.js";
+import { makeContext } from "./context.js";
+import { isInternal, type RunExecution } from "./execution.js";
+import { type ErrorInfo, entryPath, errorInfo, nameProblem, parseDetail, Scope } from "./history.js";
+import { composeDiffs, fromJson, type StateDiff, toJson } from "./json.js";
+
+type Branches = Record<string, (ctx: WorkflowContext) => Promise<unknown>>;
+
+function branchNames(branches: Branches, what: string): string[] {
+  if (typeof branches !== "object" || branches === null) {
+    throw new InvalidInputError(`${what} needs an object of branches: { name: async (ctx) => ... }.`);
+  }
+  const names = Object.keys(branches);
+  if (names.length === 0) throw new InvalidInputError(`${what} needs at least one branch.`);
+  for (const n of names) {
+    const problem = nameProblem(n);
+    if (problem) throw new InvalidNameError("branch", n, problem);
+    if (typeof branches[n] !== "function")
+      throw new InvalidInputError(`${what}: branch "${n}" must be a function (ctx) => Promise.`);
+  }
+  return names;
+}
+
+function rethrowRecorded(exec: RunExecution, row: EntryRow): never {
+  const info = fromJson<ErrorInfo>(row.error) ?? { name: "Error", message: "unknown" };
+  const failed = (info.details?.failed as Array<{ branch: string; message: string }> | undefined) ?? [
+    { branch: "?", message: info.message },
+  ];
+  throw new BranchFailedError(exec.label, entryPath(row.scope, row.name), failed);
+}
+
+/** Adds array destructuring to a join result, in branch order. */
+function withIterator(result: Record<string, unknown>, names: string[]): Record<string, unknown> {
+  Object.defineProperty(result, Symbol.iterator, {
+    enumerable: false,
+    value: function* () {
+      for (const n of names) yield result[n];
+    },
+  });
+  return result;
+}
+
+/** Starts every branch in its own scope; settles per `mode`, cancelling the rest. */
+function runBranches(
+  exec: RunExecution,
+  parent: Scope,
+  path: string,
+  branches: Branches,
+  names: string[],
+  mode: "all" | "first",
+): Promise<{ values: Record<string, unknown>; winner?: string }> {
+  const scopes = names.map((n) => new Scope(`${path}[${n}]`, exec.history.scope(`${path}[${n}]`), parent));
+  return new Promise((resolve, reject) => {
+    const values: Record<string, unknown> = {};
+    const failures: Array<{ branch: string; message: string }> = [];
+    let pending = names.length;
+    let settled = false;
+    const cancelOthers = (except: number) => {
+      scopes.forEach((s, i) => {
+        if (i !== except) {
+          s.cancel(new Error(`branch cancelled`));
+          exec.dropWaits(s);
+        }
+      });
+    };
+    names.forEach((n, i) => {
+      const ctx = makeContext(exec, scopes[i]!);
+      Promise.resolve()
+        .then(() => branches[n]!(ctx))
+        .then(
+          (value) => {
+            if (settled) return;
+            values[n] = value;
+            if (mode === "first") {
+              settled = true;
+              cancelOthers(i);
+              resolve({ values, winner: n });
+            } else if (--pending === 0) {
+              settled = true;
+              resolve({ values });
+            }
+          },
+          (err) => {
+            if (settled) return;
+            if (isInternal(err) && !scopes[i]!.cancelled) {
+              settled = true;
+              reject(err);
+              return;
+            }
+            if (scopes[i]!.cancelled) return;
+            failures.push({ branch: n, message: err instanceof Error ? err.message : String(err) });
+            if (mode === "all" || --pending === 0) {
+              settled = true;
+              cancelOthers(i);
+              reject(new BranchFailedError(exec.label, path, failures));
+            }
+          },
+        );
+    });
+  });
+}
+
+async function runParallel(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  branches: Branches,
+  mode: "all" | "first",
+): Promise<unknown> {
+  const kind = mode === "all" ? "join" : "race";
+  const names = branchNames(branches, `ctx.${kind}("${name}")`);
+  const { ordinal, recorded } = exec.slot(scope, name, kind);
+  if (recorded?.status === "completed") {
+    const out = JSON.parse(recorded.output ?? "null") as Record<string, unknown>;
+    return mode === "all" ? withIterator(out, names) : out;
+  }
+  if (recorded?.status === "failed") rethrowRecorded(exec, recorded);
+  const path = entryPath(scope.path, name);
+  const row = recorded ?? exec.newEntry(scope, ordinal, name, kind, "running");
+  if (!recorded) {
+    row.detail = JSON.stringify({ branches: names });
+    exec.write(row);
+  }
+  let result: { values: Record<string, unknown>; winner?: string };
+  try {
+    result = await runBranches(exec, scope, path, branches, names, mode);
+  } catch (err) {
+    if (isInternal(err) || exec.dead) throw err;
+    row.status = "failed";
+    row.endedAt = exec.core.clock.now();
+    row.error = JSON.stringify(errorInfo(err));
+    await exec.commitEntry(row);
+    throw err;
+  }
+  const out =
+    mode === "all" ? result.values : { winner: result.winner, value: result.values[result.winner!] };
+  row.output = toJson(out, `The result of ${kind} "${path}"`);
+  row.status = "completed";
+  row.endedAt = exec.core.clock.now();
+  if (mode === "first") row.detail = JSON.stringify({ branches: names, winner: result.winner });
+  await exec.commitEntry(row);
+  return mode === "all" ? withIterator(out as Record<string, unknown>, names) : out;
+}
+
+export function runJoin(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  branches: Branches,
+): Promise<unknown> {
+  return runParallel(exec, scope, name, branches, "all");
+}
+
+export function runRace(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  branches: Branches,
+): Promise<unknown> {
+  return runParallel(exec, scope, name, branches, "first");
+}
+
+interface LoopDetail {
+  iteration: number;
+  state: unknown;
+  /** State changes of compacted iterations, merged, so state before earlier entries stays derivable. */
+  compacted?: { diff: StateDiff; stateSeq: number; iterations: number };
+}
+
+export async function runLoop(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  options: LoopOptions<any, any, any, any>,
+): Promise<unknown> {
+  if (typeof options !== "object" || options === null || typeof options.run !== "function") {
+    throw new InvalidInputError(
+      `ctx.loop("${name}", { state, run }) needs a run function: run: async (ctx, state) => Loop.continue(state) or Loop.break(value).`,
+    );
+  }
+  const keep = options.historyKeep ?? 20;
+  if (!Number.isInteger(keep) || keep < 1)
+    throw new InvalidInputError(`ctx.loop("${name}"): historyKeep must be a whole number of at least 1.`);
+  const { ordinal, recorded } = exec.slot(scope, name, "loop");
+  if (recorded?.status === "completed")
+    return recorded.output === null ? undefined : JSON.parse(recorded.output);
+  if (recorded?.status === "failed") {
+    const info = fromJson<ErrorInfo>(recorded.error)!;
+    throw Object.assign(new Error(info.message), { name: info.name });
+  }
+  const path = entryPath(scope.path, name);
+  const row = recorded ?? exec.newEntry(scope, ordinal, name, "loop", "running");
+  let detail = recorded ? parseDetail<LoopDetail>(recorded) : undefined;
+  if (!detail) {
+    detail = {
+      iteration: 0,
+      state: JSON.parse(toJson(options.state ?? null, `The initial state of loop "${path}"`)),
+    };
+    row.detail = JSON.stringify(detail);
+    exec.write(row);
+  }
+  for (;;) {
+    const iterPath = `${path}#${detail.iteration}`;
+    const iterScope = new Scope(iterPath, exec.history.scope(iterPath), scope);
+    let result: LoopResult<unknown, unknown>;
+    try {
+      result = await options.run(makeContext(exec, iterScope), detail.state);
+      if (!result || typeof result !== "object" || !("continue" in result || "break" in result)) {
+        throw new InvalidInputError(
+          `Iteration ${detail.iteration} of loop "${path}" returned ${JSON.stringify(result)}; return Loop.continue(state) or Loop.break(value).`,
+        );
+      }
+    } catch (err) {
+      if (isInternal(err) || exec.dead) throw err;
+      row.status = "failed";
+      row.endedAt = exec.core.clock.now();
+      row.error = JSON.stringify(errorInfo(err));
+      await exec.commitEntry(row);
+      throw err instanceof StepFailedError ? err : err;
+    }
+    const done: number = detail.iteration;
+    detail = { ...detail, iteration: done + 1 };
+    if ("break" in result && result.break) {
+      row.output = result.value === undefined ? null : toJson(result.value, `The result of loop "${path}"`);
+      row.status = "completed";
+      row.endedAt = exec.core.clock.now();
+    } else {
+      detail.state = JSON.parse(
+        toJson((result as { state: unknown }).state ?? null, `The state of loop "${path}"`),
+      );
+    }
+    compact(exec, path, done - keep, detail);
+    row.detail = JSON.stringify(detail);
+    await exec.commitEntry(row);
+    if (row.status === "completed") return row.output === null ? undefined : JSON.parse(row.output);
+  }
+}
+
+/** Deletes the history of iteration `i` (and anything nested in it), folding its state changes in. */
+function compact(exec: RunExecution, path: string, i: number, detail: LoopDetail): void {
+  if (i < 0) return;
+  const rows = exec.history.removeTree(`${path}#${i}`);
+  if (rows.length === 0) return;
+  rows.sort((a, b) => (a.stateSeq ?? 0) - (b.stateSeq ?? 0));
+  for (const r of rows) {
+    if (r.stateDiff === null) continue;
+    const diff = JSON.parse(r.stateDiff) as StateDiff;
+    detail.compacted = detail.compacted
+      ? { ...detail.compacted, diff: composeDiffs(detail.compacted.diff, diff), stateSeq: r.stateSeq! }
+      : { diff, stateSeq: r.stateSeq!, iterations: 0 };
+  }
+  if (detail.compacted) detail.compacted.iterations = i + 1;
+  else detail.compacted = { diff: {}, stateSeq: 0, iterations: i + 1 };
+  exec.core.writes.deleteEntries(
+    exec.id,
+    rows.map((r) => r.seq),
+  );
+}

@@ -1,0 +1,41 @@
+// Time is injected: the engine never reads the wall clock directly, so tests drive it.
+
+/** A source of time in milliseconds since the epoch. */
+export interface Clock {
+  now(): number;
+  /** Optional: called by the engine so a fake clock can wake the scheduler when it moves. */
+  onAdvance?(listener: () => void): () => void;
+}
+
+/** The wall clock. */
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that moves only when told to; advancing it wakes every engine that uses it. */
+export class FakeClock implements Clock {
+  private time: number;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(start: number | Date = Date.UTC(2026, 0, 1)) {
+    this.time = typeof start === "number" ? start : start.getTime();
+  }
+
+  now(): number {
+    return this.time;
+  }
+
+  /** Moves time forward by `ms` (or to a date) and wakes listeners. */
+  advance(ms: number): void {
+    this.time += ms;
+    for (const l of this.listeners) l();
+  }
+
+  set(to: number | Date): void {
+    this.time = typeof to === "number" ? to : to.getTime();
+    for (const l of this.listeners) l();
+  }
+
+  onAdvance(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+}

@@ -1,0 +1,89 @@
+// Builds the `ctx` a workflow's code receives for one scope; every primitive lives in its own file.
+
+import { InvalidInputError, InvalidNameError } from "../errors.js";
+import type { LoopOptions, StepContext, StepOptions, WorkflowContext } from "../workflow.js";
+import { runJoin, runLoop, runRace } from "./branches.js";
+import type { Duration } from "./duration.js";
+import type { RunExecution } from "./execution.js";
+import { nameProblem, parseDetail, type Scope } from "./history.js";
+import { runStep } from "./step.js";
+import { runQueueNext, runSleep } from "./waits.js";
+
+/** ctx.removed: skips an entry that older histories hold and the code no longer runs. */
+async function runRemoved(exec: RunExecution, scope: Scope, name: string): Promise<void> {
+  exec.check(scope);
+  const problem = nameProblem(name);
+  if (problem) throw new InvalidNameError("removed entry", name, problem);
+  scope.names.add(name);
+  const recorded = scope.entries[scope.next];
+  if (recorded && recorded.name === name && scope.next < scope.loaded) scope.next++;
+}
+
+/** ctx.version: the version pinned in history at this point, or `latest` recorded now. */
+async function runVersion(exec: RunExecution, scope: Scope, name: string, latest: number): Promise<number> {
+  exec.check(scope);
+  if (!Number.isInteger(latest) || latest < 1) {
+    throw new InvalidInputError(
+      `ctx.version("${name}", latest): latest must be a positive whole number, got ${String(latest)}.`,
+    );
+  }
+  const recorded = scope.entries[scope.next];
+  if (recorded && scope.next < scope.loaded && !(recorded.kind === "version" && recorded.name === name)) {
+    // This run passed this point before the patch existed: it keeps the original behaviour.
+    return 1;
+  }
+  const { ordinal, recorded: mine } = exec.slot(scope, name, "version");
+  if (mine) return parseDetail<{ version: number }>(mine)?.version ?? 1;
+  const row = exec.newEntry(scope, ordinal, name, "version", "completed");
+  row.endedAt = row.startedAt;
+  row.detail = JSON.stringify({ version: latest });
+  await exec.commitEntry(row);
+  return latest;
+}
+
+export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
+  const ctx: WorkflowContext = {
+    get state() {
+      return exec.state;
+    },
+    key: exec.key,
+    workflow: exec.workflow,
+    workflowVersion: exec.version,
+    get signal() {
+      return scope.signal;
+    },
+    step<T>(name: string, fn: (step: StepContext) => Promise<T> | T, options?: StepOptions) {
+      return runStep(exec, scope, name, fn, options);
+    },
+    sleep(name: string, duration: Duration) {
+      return runSleep(exec, scope, name, { duration });
+    },
+    sleepUntil(name: string, at: Date | number) {
+      return runSleep(exec, scope, name, { until: at });
+    },
+    queue: {
+      next(name: string, options: { queue: string; timeout?: Duration }) {
+        return runQueueNext(exec, scope, name, options) as Promise<never>;
+      },
+    },
+    join(name, branches) {
+      return runJoin(exec, scope, name, branches) as Promise<never>;
+    },
+    race(name, branches) {
+      return runRace(exec, scope, name, branches) as Promise<never>;
+    },
+    loop<LS, T>(name: string, options: LoopOptions<any, any, LS, T>) {
+      return runLoop(exec, scope, name, options) as Promise<T>;
+    },
+    broadcast(event: string, data?: unknown) {
+      if (!scope.replaying && !exec.dead) exec.core.emitBroadcast(exec, event, data);
+    },
+    removed(name: string) {
+      return runRemoved(exec, scope, name);
+    },
+    version(name: string, latest: number) {
+      return runVersion(exec, scope, name, latest);
+    },
+  };
+  return ctx;
+}

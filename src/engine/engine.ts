@@ -1,0 +1,497 @@
+// The engine: owns executions, leases and the scheduler, and offers runs to applications.
+//
+// IMPORTANT invariants:
+// - A run executes only in the process holding its lease (owner + lease_until); leases are renewed
+//   by a heartbeat and released when a run suspends or ends.
+// - One timer serves every run: armed at the earliest wake-up (stored, or held in memory by a live
+//   run); `tick()` does one pass of the scheduler and is what tests call.
+// - Another process's writes (messages, requests) are noticed through the store's change counter.
+
+import os from "node:os";
+import {
+  EngineClosedError,
+  InvalidInputError,
+  RunCancelledError,
+  RunNotFoundError,
+  StorageError,
+  UnknownWorkflowError,
+  WaymarkError,
+} from "../errors.js";
+import {
+  type EntryRow,
+  type MessageRow,
+  type RequestRow,
+  type RunRow,
+  type RunStatus,
+  type Store,
+  TERMINAL_STATUSES,
+} from "../storage/store.js";
+import type { AnyWorkflow } from "../workflow.js";
+import { type Clock, systemClock } from "./clock.js";
+import type { EngineCore } from "./core.js";
+import { type EngineEvent, EventHub } from "./events.js";
+import { RunExecution, type Wait } from "./execution.js";
+import { toJson } from "./json.js";
+import { Requests } from "./requests.js";
+import { RunsApi } from "./runs-api.js";
+import { WriteQueue } from "./write-queue.js";
+
+export interface EngineOptions {
+  clock?: Clock;
+  /** How long a lease lasts without renewal (ms). Default 15 s. */
+  leaseMs?: number;
+  /** How often to look for other processes' writes (ms). Default 50. */
+  pollMs?: number;
+  /** Most runs executing in memory at once. Default 5,000. */
+  maxActiveRuns?: number;
+  random?: () => number;
+  /** Don't execute runs (attach mode: read, send and request only). */
+  execute?: boolean;
+}
+
+/** Workflows by name, each with its registered versions. */
+export type Definitions = Map<string, Map<number, AnyWorkflow>>;
+
+function makeOwnerId(): string {
+  return `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+export class Engine extends RunsApi implements EngineCore {
+  readonly clock: Clock;
+  readonly writes: WriteQueue;
+  readonly owner = makeOwnerId();
+  readonly events = new EventHub();
+  readonly active = new Map<number, RunExecution>();
+  private readonly timed = new Set<Wait>();
+  private readonly faulted = new Map<number, number>();
+  private readonly requests: Requests;
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly maxActive: number;
+  private readonly executes: boolean;
+  private readonly randomFn: () => number;
+  private timer: NodeJS.Timeout | null = null;
+  private timerAt = Number.POSITIVE_INFINITY;
+  private poller: NodeJS.Timeout | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private unsubscribeClock: (() => void) | null = null;
+  private ticking: Promise<void> | null = null;
+  private tickAgain = false;
+  private lastChange = -1;
+  private messageMark = 0;
+  closed = false;
+
+  constructor(store: Store, defs: Definitions, options: EngineOptions = {}) {
+    super(store, defs);
+    this.clock = options.clock ?? systemClock;
+    this.leaseMs = options.leaseMs ?? 15_000;
+    this.pollMs = options.pollMs ?? 50;
+    this.maxActive = options.maxActiveRuns ?? 5000;
+    this.randomFn = options.random ?? Math.random;
+    this.executes = options.execute ?? defs.size > 0;
+    this.writes = new WriteQueue(
+      store,
+      () => this.clock.now(),
+      (ids, err) => this.onWriteFailure(ids, err),
+    );
+    this.requests = new Requests(this);
+  }
+
+  /** Checks the database against the registry, takes over dead owners' runs and starts the background loops. */
+  async start(): Promise<void> {
+    if (this.executes) await this.checkVersions();
+    this.messageMark = await this.store.maxMessageId();
+    this.lastChange = await this.store.changeCounter();
+    await this.expireDeadOwners();
+    this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
+    this.poller = setInterval(() => void this.pollChanges(), this.pollMs);
+    if (this.executes) {
+      this.heartbeat = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
+    }
+    await this.tick();
+  }
+
+  private async checkVersions(): Promise<void> {
+    const missing: string[] = [];
+    for (const live of await this.store.liveVersions()) {
+      const versions = this.defs.get(live.workflow);
+      if (versions && !versions.has(live.version)) {
+        missing.push(
+          `${live.workflow} version ${live.version} (${live.count} live run${live.count === 1 ? "" : "s"}: ${live.keys.slice(0, 5).join(", ")}${live.count > 5 ? ", ..." : ""})`,
+        );
+      }
+    }
+    if (missing.length) {
+      throw new WaymarkError(
+        "VERSION_MISSING",
+        `This registry lacks workflow versions that live runs still need: ${missing.join("; ")}. Keep those versions registered beside the new one (setup({ use: { name: [v1, v2] } })) until their runs finish, or cancel the runs.`,
+        { missing },
+      );
+    }
+  }
+
+  // ---- EngineCore ---------------------------------------------------------------------------
+
+  random(): number {
+    return this.randomFn();
+  }
+
+  watch(wait: Wait): void {
+    this.timed.add(wait);
+    if (wait.deadline !== null && wait.deadline < this.timerAt) this.arm(wait.deadline);
+  }
+
+  unwatch(wait: Wait): void {
+    this.timed.delete(wait);
+  }
+
+  suspended(exec: RunExecution, status: string): void {
+    this.active.delete(exec.id);
+    void this.writes.flush().then(() => {
+      this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
+      this.poke();
+    });
+  }
+
+  finished(exec: RunExecution, status: "completed" | "failed"): void {
+    this.active.delete(exec.id);
+    this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
+    this.poke();
+  }
+
+  emitEntry(exec: RunExecution, row: EntryRow): void {
+    if (this.events.observed) {
+      this.events.emit({ type: "entry", runId: exec.id, workflow: exec.workflow, key: exec.key, row });
+    }
+  }
+
+  emitBroadcast(exec: RunExecution, event: string, data: unknown): void {
+    this.events.emit({
+      type: "broadcast",
+      runId: exec.id,
+      workflow: exec.workflow,
+      key: exec.key,
+      event,
+      data,
+    });
+  }
+
+  /** Subscribes to run, entry and broadcast events; returns the unsubscribe function. */
+  on(listener: (event: EngineEvent) => void): () => void {
+    return this.events.on(listener);
+  }
+
+  // ---- running runs ---------------------------------------------------------------------------
+
+  /** Gets a run by key, creating it (and starting it) if it does not exist. */
+  async getOrCreate(workflow: string, key: string, input?: unknown) {
+    this.assertOpen();
+    const def = this.latest(workflow);
+    this.checkKey(key);
+    const inputJson = input === undefined ? null : toJson(input, `The input of run "${workflow}/${key}"`);
+    const now = this.clock.now();
+    const claim = this.executes && this.active.size < this.maxActive;
+    const { run, created } = await this.writes.create({
+      workflow,
+      key,
+      version: def.version,
+      input: inputJson,
+      initialState: toJson(def.initialState, `The initial state of workflow "${workflow}"`),
+      now,
+      owner: claim ? this.owner : null,
+      leaseUntil: claim ? now + this.leaseMs : null,
+    });
+    if (created) {
+      if (claim) this.begin(run, [], []);
+      else this.poke();
+      this.events.emit({ type: "run", runId: run.id, workflow, key, status: run.status });
+    }
+    return this.handleFor(run);
+  }
+
+  /** Starts executing a run this process has claimed. */
+  private begin(run: RunRow, entries: EntryRow[], messages: MessageRow[]): void {
+    const def = this.defs.get(run.workflow)?.get(run.version);
+    if (!def) {
+      this.writes.patch(
+        { id: run.id, owner: null, leaseUntil: null, wakeAt: this.clock.now() + 60_000 },
+        null,
+      );
+      return;
+    }
+    const exec = new RunExecution(this, def, run, entries, messages);
+    this.active.set(run.id, exec);
+    exec.start();
+  }
+
+  private onWriteFailure(runIds: number[], err: unknown): void {
+    const retryAt = this.clock.now() + (err instanceof StorageError ? 1000 : 0);
+    for (const id of runIds) {
+      const exec = this.active.get(id);
+      if (!exec) continue;
+      exec.stop();
+      this.active.delete(id);
+      if (err instanceof StorageError) this.faulted.set(id, retryAt);
+    }
+    if (err instanceof StorageError) {
+      process.stderr.write(`waymark: ${err.message}\n`);
+      this.arm(retryAt);
+    }
+  }
+
+  /**
+   * Cancels a run at once: a running step's AbortSignal fires, waits and timers are dropped, history is
+   * kept. A run executing in another process is asked to stop ("requested"); a finished run is left as is.
+   */
+  async cancel(runId: number): Promise<RunStatus | "requested"> {
+    this.assertOpen();
+    const exec = this.active.get(runId);
+    const now = this.clock.now();
+    if (exec) {
+      exec.stop(new RunCancelledError(exec.label));
+      this.active.delete(runId);
+      await this.writes.flush();
+      await this.store.cancelRun(runId, now, this.owner);
+      this.events.emit({ type: "run", runId, workflow: exec.workflow, key: exec.key, status: "cancelled" });
+      return "cancelled";
+    }
+    const row = await this.runRow(runId);
+    if (TERMINAL_STATUSES.includes(row.status)) return row.status;
+    if (await this.store.cancelRun(runId, now, this.owner)) {
+      this.events.emit({ type: "run", runId, workflow: row.workflow, key: row.key, status: "cancelled" });
+      return "cancelled";
+    }
+    this.writes.request(runId, "cancel", "{}");
+    await this.writes.flush();
+    return "requested";
+  }
+
+  /** Cancels a run this process just claimed (for a cancel request). */
+  async cancelClaimed(run: RunRow): Promise<void> {
+    await this.writes.flush();
+    if (await this.store.cancelRun(run.id, this.clock.now(), this.owner)) {
+      this.events.emit({
+        type: "run",
+        runId: run.id,
+        workflow: run.workflow,
+        key: run.key,
+        status: "cancelled",
+      });
+    }
+  }
+
+  /** Carries out a replay requested by another process; true when the run should then resume. */
+  async applyReplayRequest(_run: RunRow, _request: RequestRow): Promise<boolean> {
+    return false;
+  }
+
+  // ---- scheduler ----------------------------------------------------------------------------
+
+  /** Wakes the scheduler soon (something became due). */
+  poke(): void {
+    this.arm(this.clock.now());
+  }
+
+  private arm(at: number): void {
+    if (this.closed) return;
+    // Already armed at or before `at` (a due time always re-arms: a fake clock may have jumped past the timer).
+    if (at >= this.timerAt && at > this.clock.now()) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerAt = at;
+    const delay = Math.min(Math.max(0, at - this.clock.now()), 2_000_000_000);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.timerAt = Number.POSITIVE_INFINITY;
+      void this.tick();
+    }, delay);
+  }
+
+  /** One pass of the scheduler: releases due waits, claims due runs, notices other processes. */
+  tick(): Promise<void> {
+    if (this.ticking) {
+      this.tickAgain = true;
+      return this.ticking;
+    }
+    this.ticking = this.tickLoop().finally(() => {
+      this.ticking = null;
+    });
+    return this.ticking;
+  }
+
+  private async tickLoop(): Promise<void> {
+    do {
+      this.tickAgain = false;
+      try {
+        await this.tickOnce();
+      } catch (err) {
+        if (this.closed) return;
+        process.stderr.write(
+          `waymark: scheduler pass failed: ${err instanceof Error ? err.message : String(err)}\n`,
+        );
+        this.arm(this.clock.now() + 1000);
+        return;
+      }
+    } while (this.tickAgain && !this.closed);
+  }
+
+  private async tickOnce(): Promise<void> {
+    if (this.closed) return;
+    const now = this.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const w of this.timed) {
+      if (w.deadline! <= now) {
+        w.exec.release(w);
+        w.resolve();
+      } else if (w.deadline! < next) next = w.deadline!;
+    }
+    await this.noticeChanges();
+    if (this.executes) {
+      await this.resumeFaulted(now);
+      for (;;) {
+        const room = this.maxActive - this.active.size;
+        if (room <= 0) break;
+        const limit = Math.min(room, 500);
+        const claimed = await this.store.claimDue(now, this.owner, now + this.leaseMs, limit, [
+          ...this.defs.keys(),
+        ]);
+        if (claimed.length === 0) break;
+        const loaded = await this.store.loadRuns(claimed.map((r) => r.id));
+        for (const l of loaded) {
+          if (await this.requests.applyOnClaim(l.run)) continue;
+          this.writes.patch(
+            { id: l.run.id, status: "running", waiting: null, waitQueues: null, updatedAt: now },
+            this.owner,
+          );
+          this.begin({ ...l.run, status: "running" }, l.entries, l.messages);
+        }
+        if (claimed.length < limit) break;
+      }
+    }
+    for (const at of this.faulted.values()) if (at < next) next = at;
+    const stored = this.executes ? await this.store.nextWakeAt([...this.defs.keys()]) : null;
+    if (stored !== null && stored < next) next = stored;
+    if (Number.isFinite(next)) this.arm(Math.max(next, now + 1));
+  }
+
+  private async resumeFaulted(now: number): Promise<void> {
+    const due = [...this.faulted].filter(([, at]) => at <= now).map(([id]) => id);
+    if (due.length === 0) return;
+    const loaded = await this.store.loadRuns(due);
+    for (const id of due) this.faulted.delete(id);
+    for (const l of loaded) {
+      if (l.run.owner === this.owner && !this.active.has(l.run.id)) this.begin(l.run, l.entries, l.messages);
+    }
+  }
+
+  /** Looks for writes of other processes: new messages for live runs, requests about them. */
+  private async noticeChanges(): Promise<void> {
+    const change = await this.store.changeCounter();
+    if (change === this.lastChange) return;
+    this.lastChange = change;
+    this.events.emit({ type: "external" });
+    for (;;) {
+      const fresh = await this.store.messagesSince(this.messageMark, 1000);
+      for (const m of fresh) {
+        this.messageMark = m.id;
+        if (m.consumedAt === null) this.active.get(m.runId)?.deliver(m);
+      }
+      if (fresh.length < 1000) break;
+    }
+    if (this.active.size > 0) await this.requests.applyToActive([...this.active.keys()]);
+  }
+
+  private async pollChanges(): Promise<void> {
+    if (this.closed || this.ticking) return;
+    try {
+      if ((await this.store.changeCounter()) !== this.lastChange) void this.tick();
+    } catch {
+      // the next poll tries again
+    }
+  }
+
+  private async renew(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.store.renewLeases(this.owner, this.clock.now() + this.leaseMs);
+      await this.expireDeadOwners();
+    } catch (err) {
+      process.stderr.write(
+        `waymark: lease renewal failed: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
+    }
+  }
+
+  /** Runs leased by a process of this machine that no longer exists are taken over at once. */
+  private async expireDeadOwners(): Promise<void> {
+    const host = os.hostname();
+    let expired = 0;
+    for (const { owner } of await this.store.owners()) {
+      if (owner === this.owner) continue;
+      const [h, pid] = owner.split(":");
+      if (h === host && pid && !pidAlive(Number(pid)))
+        expired += await this.store.expireOwner(owner, this.clock.now());
+    }
+    if (expired > 0) this.poke();
+  }
+
+  // ---- shutdown -------------------------------------------------------------------------------
+
+  /** Stops the loops, waits for pending writes and hands this process's runs back to the database. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of [this.timer, this.poller, this.heartbeat]) if (t) clearTimeout(t);
+    this.unsubscribeClock?.();
+    if (this.ticking) await this.ticking.catch(() => {});
+    for (const exec of this.active.values()) exec.stop();
+    this.active.clear();
+    await this.writes.flush();
+    try {
+      if (this.executes) await this.store.expireOwner(this.owner, this.clock.now());
+    } catch {
+      // the lease expires by itself
+    }
+    this.events.clear();
+    await this.store.close();
+  }
+
+  assertOpen(): void {
+    if (this.closed) throw new EngineClosedError();
+  }
+
+  checkKey(key: unknown): asserts key is string {
+    if (typeof key !== "string" || key.length === 0 || key.length > 512 || /[\u0000-\u001f]/.test(key)) {
+      throw new InvalidInputError(
+        `Invalid run key ${JSON.stringify(key)}: a key is a non-empty string of at most 512 characters without control characters.`,
+      );
+    }
+  }
+
+  latest(workflow: string): AnyWorkflow {
+    const versions = this.defs.get(workflow);
+    if (!versions) throw new UnknownWorkflowError(String(workflow), [...this.defs.keys()]);
+    let best: AnyWorkflow | undefined;
+    for (const d of versions.values()) if (!best || d.version > best.version) best = d;
+    return best!;
+  }
+
+  /** The run row for a workflow and key, or RunNotFoundError. */
+  async requireRun(workflow: string, key: string): Promise<RunRow> {
+    const row = await this.store.findRun(workflow, key);
+    if (!row) {
+      if (this.defs.size > 0 && !this.defs.has(workflow))
+        throw new UnknownWorkflowError(workflow, [...this.defs.keys()]);
+      throw new RunNotFoundError(workflow, key);
+    }
+    return row;
+  }
+}

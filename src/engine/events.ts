@@ -1,0 +1,72 @@
+// Engine events for later layers (MCP subscriptions, the inspector): run status, entries, broadcasts.
+
+import type { EntryRow } from "../storage/store.js";
+
+export type EngineEvent =
+  | { type: "run"; runId: number; workflow: string; key: string; status: string }
+  | { type: "entry"; runId: number; workflow: string; key: string; row: EntryRow }
+  | { type: "broadcast"; runId: number; workflow: string; key: string; event: string; data: unknown }
+  /** Another process changed the database (runs it owns may have moved on). */
+  | { type: "external" };
+
+type Listener = (e: EngineEvent) => void;
+
+/**
+ * A small synchronous event hub: global listeners see every event; per-run listeners see only their
+ * run's status changes and external changes (so a thousand waiters cost nothing per step).
+ * A throwing listener never breaks the engine.
+ */
+export class EventHub {
+  private readonly listeners = new Set<Listener>();
+  private readonly perRun = new Map<number, Set<Listener>>();
+  private readonly external = new Set<Listener>();
+
+  on(listener: Listener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Listens to one run's status changes and to other processes' changes. */
+  onRun(runId: number, listener: Listener): () => void {
+    let set = this.perRun.get(runId);
+    if (!set) this.perRun.set(runId, (set = new Set()));
+    set.add(listener);
+    this.external.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.perRun.delete(runId);
+      this.external.delete(listener);
+    };
+  }
+
+  /** True when someone listens to every event (entries are only built for them). */
+  get observed(): boolean {
+    return this.listeners.size > 0;
+  }
+
+  emit(event: EngineEvent): void {
+    for (const l of this.listeners) call(l, event);
+    if (event.type === "run") {
+      const set = this.perRun.get(event.runId);
+      if (set) for (const l of [...set]) call(l, event);
+    } else if (event.type === "external") {
+      for (const l of [...this.external]) call(l, event);
+    }
+  }
+
+  clear(): void {
+    this.listeners.clear();
+    this.perRun.clear();
+    this.external.clear();
+  }
+}
+
+function call(listener: Listener, event: EngineEvent): void {
+  try {
+    listener(event);
+  } catch (err) {
+    process.stderr.write(
+      `waymark: an event listener threw: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
+  }
+}

@@ -1,0 +1,373 @@
+// One executing run: its history index, its waits, its writes, and how it suspends and finishes.
+//
+// IMPORTANT invariants:
+// - Replay matches each call to history by (scope, ordinal) and checks name and kind; any mismatch
+//   fails the run with HistoryDivergedError (sticky: every later call rethrows it).
+// - A run with no step in flight and every code path blocked on a wait is suspended: its waits are
+//   recorded, its wake-up stored, its lease released, and this object dropped. It resumes by replay.
+// - Once `dead`, nothing this object does reaches the store.
+
+import { DuplicateEntryError, HistoryDivergedError, InvalidNameError } from "../errors.js";
+import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
+import type { AnyWorkflow } from "../workflow.js";
+import { makeContext } from "./context.js";
+import type { EngineCore } from "./core.js";
+import { type EntryKind, entryPath, errorInfo, HistoryIndex, nameProblem, Scope } from "./history.js";
+import { fromJson, toJson } from "./json.js";
+
+/** Internal signal: this execution stopped (suspended, cancelled, evicted). Never reaches users. */
+export class Abandoned extends Error {
+  constructor() {
+    super("Waymark internal: this run stopped executing in this process.");
+    this.name = "Abandoned";
+  }
+}
+
+/** Internal signal: the scope (branch) this code runs in was cancelled. */
+export class ScopeCancelled extends Error {
+  constructor(path: string) {
+    super(`Waymark internal: scope "${path}" was cancelled.`);
+    this.name = "ScopeCancelled";
+  }
+}
+
+export function isInternal(err: unknown): boolean {
+  return err instanceof Abandoned || err instanceof ScopeCancelled;
+}
+
+/** Something a run waits for without holding a step in flight. */
+export interface Wait {
+  kind: "sleep" | "queue" | "retry";
+  deadline: number | null;
+  queue?: string;
+  scope: Scope;
+  path: string;
+  exec: RunExecution;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export class RunExecution {
+  readonly id: number;
+  readonly workflow: string;
+  readonly key: string;
+  readonly version: number;
+  readonly label: string;
+  readonly history: HistoryIndex;
+  readonly root: Scope;
+  state: object;
+  /** The state as last committed. */
+  stateJson: string;
+  stateSeq: number;
+  private nextSeq: number;
+  private readonly queues = new Map<string, MessageRow[]>();
+  private readonly seenMessages = new Set<number>();
+  readonly waits = new Set<Wait>();
+  /** Steps in flight and writes being awaited: while > 0 the run is not idle. */
+  active = 0;
+  dead = false;
+  /** A sticky failure (code drift): every later call throws it, and the run fails with it. */
+  fatal: Error | null = null;
+  readonly controllers = new Set<AbortController>();
+  private idleCheckQueued = false;
+
+  constructor(
+    readonly core: EngineCore,
+    readonly def: AnyWorkflow,
+    run: RunRow,
+    entries: EntryRow[],
+    messages: MessageRow[],
+  ) {
+    this.id = run.id;
+    this.workflow = run.workflow;
+    this.key = run.key;
+    this.version = run.version;
+    this.label = `${run.workflow}/${run.key}`;
+    this.history = new HistoryIndex(entries);
+    this.nextSeq = this.history.maxSeq + 1;
+    this.stateSeq = this.history.maxStateSeq;
+    this.stateJson = run.state;
+    this.state = JSON.parse(run.state) as object;
+    this.root = new Scope("", this.history.scope(""), null);
+    for (const m of messages) this.enqueueMessage(m);
+    this.input = fromJson(run.input);
+  }
+
+  private readonly input: unknown;
+
+  /** Starts (or resumes, by replay) the workflow function. */
+  start(): void {
+    const ctx = makeContext(this, this.root);
+    let result: Promise<unknown>;
+    try {
+      result = Promise.resolve(this.def.run(ctx, this.input));
+    } catch (err) {
+      result = Promise.reject(err);
+    }
+    result.then(
+      (output) => this.finish(output),
+      (err) => this.fail(err),
+    );
+  }
+
+  // ---- history slots -------------------------------------------------------------------------
+
+  /** Throws if this execution may not go on (stopped, diverged, or its scope cancelled). */
+  check(scope: Scope): void {
+    if (this.dead) throw new Abandoned();
+    if (this.fatal) throw this.fatal;
+    if (scope.cancelled) throw new ScopeCancelled(scope.path);
+  }
+
+  /** Claims the next position in `scope` for a call; returns the recorded entry there, if any. */
+  slot(scope: Scope, name: string, kind: EntryKind): { ordinal: number; recorded: EntryRow | undefined } {
+    this.check(scope);
+    const problem = nameProblem(name);
+    if (problem) throw new InvalidNameError(kind, name, problem);
+    if (scope.names.has(name)) throw new DuplicateEntryError(this.label, entryPath(scope.path, name), kind);
+    scope.names.add(name);
+    const ordinal = scope.next++;
+    const recorded = scope.entries[ordinal];
+    if (recorded && (recorded.name !== name || recorded.kind !== kind)) {
+      this.diverge(scope, ordinal, recorded, { kind, name });
+    }
+    return { ordinal, recorded };
+  }
+
+  /** Records a divergence, making it sticky, and throws it. */
+  diverge(
+    scope: Scope,
+    ordinal: number,
+    recorded: EntryRow | undefined,
+    requested: { kind: string; name: string } | null,
+  ): never {
+    const err = new HistoryDivergedError(
+      this.label,
+      scope.path,
+      ordinal,
+      recorded ? { kind: recorded.kind, name: recorded.name } : null,
+      requested,
+      recorded ? entryPath(recorded.scope, recorded.name) : null,
+    );
+    this.fatal = err;
+    throw err;
+  }
+
+  /** A fresh entry row for a new call. */
+  newEntry(scope: Scope, ordinal: number, name: string, kind: EntryKind, status: string): EntryRow {
+    const row: EntryRow = {
+      runId: this.id,
+      seq: this.nextSeq++,
+      scope: scope.path,
+      ordinal,
+      name,
+      kind,
+      status,
+      startedAt: this.core.clock.now(),
+      endedAt: null,
+      input: null,
+      output: null,
+      error: null,
+      attempts: null,
+      detail: null,
+      stateSeq: null,
+      stateDiff: null,
+    };
+    scope.entries[ordinal] = row;
+    return row;
+  }
+
+  // ---- writes --------------------------------------------------------------------------------
+
+  /** Queues an entry write (not awaited). */
+  write(row: EntryRow): void {
+    if (!this.dead) this.core.writes.entry(row, this.core.owner);
+  }
+
+  /** Waits until everything this run wrote is committed; throws Abandoned if it stopped meanwhile. */
+  async persist(): Promise<void> {
+    this.active++;
+    let failed: ReadonlySet<number>;
+    try {
+      failed = await this.core.writes.flush();
+    } finally {
+      this.active--;
+    }
+    if (failed.has(this.id)) this.stop();
+    if (this.dead) throw new Abandoned();
+    this.maybeIdle();
+  }
+
+  /** Records an entry's change and emits it once durable. */
+  async commitEntry(row: EntryRow): Promise<void> {
+    this.write(row);
+    await this.persist();
+    this.core.emitEntry(this, row);
+  }
+
+  // ---- messages ------------------------------------------------------------------------------
+
+  enqueueMessage(m: MessageRow): boolean {
+    if (this.seenMessages.has(m.id)) return false;
+    this.seenMessages.add(m.id);
+    let list = this.queues.get(m.queue);
+    if (!list) this.queues.set(m.queue, (list = []));
+    list.push(m);
+    if (list.length > 1 && list[list.length - 2]!.id > m.id) list.sort((a, b) => a.id - b.id);
+    return true;
+  }
+
+  /** A message arrived for this run: queue it and wake one wait on its queue. */
+  deliver(m: MessageRow): void {
+    if (this.dead || !this.enqueueMessage(m)) return;
+    for (const w of this.waits) {
+      if (w.kind === "queue" && w.queue === m.queue) {
+        this.release(w);
+        w.resolve();
+        return;
+      }
+    }
+  }
+
+  takeMessage(queue: string): MessageRow | undefined {
+    return this.queues.get(queue)?.shift();
+  }
+
+  // ---- waits and suspension ------------------------------------------------------------------
+
+  /** Blocks a code path until the wait is released (by time or message); may suspend the run. */
+  wait(w: Omit<Wait, "resolve" | "reject" | "exec">): Promise<void> {
+    this.check(w.scope);
+    return new Promise<void>((resolve, reject) => {
+      const full: Wait = { ...w, exec: this, resolve, reject };
+      this.waits.add(full);
+      if (full.deadline !== null) this.core.watch(full);
+      this.maybeIdle();
+    });
+  }
+
+  release(w: Wait): void {
+    this.waits.delete(w);
+    if (w.deadline !== null) this.core.unwatch(w);
+  }
+
+  /** Drops the waits of a cancelled scope. */
+  dropWaits(scope: Scope): void {
+    for (const w of [...this.waits]) {
+      if (w.scope.isWithin(scope)) {
+        this.release(w);
+        w.reject(new ScopeCancelled(w.scope.path));
+      }
+    }
+  }
+
+  maybeIdle(): void {
+    if (this.idleCheckQueued || this.dead) return;
+    if (this.active > 0 || this.waits.size === 0) return;
+    this.idleCheckQueued = true;
+    setImmediate(() => {
+      this.idleCheckQueued = false;
+      if (!this.dead && this.active === 0 && this.waits.size > 0) this.suspend();
+    });
+  }
+
+  /** Every path is waiting: record what on, release the lease and drop this execution. */
+  private suspend(): void {
+    let deadline = Number.POSITIVE_INFINITY;
+    const queues = new Set<string>();
+    let retrying = false;
+    const waiting: Array<Record<string, unknown>> = [];
+    for (const w of this.waits) {
+      if (w.deadline !== null && w.deadline < deadline) deadline = w.deadline;
+      if (w.kind === "queue") queues.add(w.queue!);
+      if (w.kind === "retry") retrying = true;
+      waiting.push({
+        kind: w.kind,
+        entry: w.path,
+        ...(w.queue ? { queue: w.queue } : {}),
+        until: w.deadline,
+      });
+    }
+    const status = retrying ? "retrying" : queues.size ? "waiting" : "sleeping";
+    const now = this.core.clock.now();
+    this.core.writes.patch(
+      {
+        id: this.id,
+        status,
+        waiting: JSON.stringify(waiting),
+        waitQueues: queues.size ? `|${[...queues].join("|")}|` : null,
+        wakeAt: Number.isFinite(deadline) ? deadline : null,
+        owner: null,
+        leaseUntil: null,
+        updatedAt: now,
+      },
+      this.core.owner,
+    );
+    this.stop();
+    this.core.suspended(this, status);
+  }
+
+  /** Stops this execution for good in this process: waits dropped, signals fired. */
+  stop(reason: unknown = new Abandoned()): void {
+    if (this.dead) return;
+    this.dead = true;
+    for (const w of this.waits) if (w.deadline !== null) this.core.unwatch(w);
+    this.waits.clear();
+    this.root.cancel(reason);
+    for (const c of this.controllers) c.abort(reason);
+    this.controllers.clear();
+  }
+
+  // ---- the end -------------------------------------------------------------------------------
+
+  private finish(output: unknown): void {
+    if (this.dead) return;
+    if (this.fatal) return this.fail(this.fatal);
+    if (this.root.next < this.root.loaded) {
+      // History holds more root entries than the code ran: something was removed.
+      try {
+        this.diverge(this.root, this.root.next, this.root.entries[this.root.next], null);
+      } catch (err) {
+        return this.fail(err);
+      }
+    }
+    let json: string | null;
+    try {
+      json = output === undefined ? null : toJson(output, `The result of run "${this.label}"`);
+    } catch (err) {
+      return this.fail(err);
+    }
+    void this.end("completed", { output: json });
+  }
+
+  private fail(err: unknown): void {
+    if (this.dead || isInternal(err)) return;
+    const error = this.fatal && err !== this.fatal ? this.fatal : err;
+    void this.end("failed", { error: JSON.stringify(errorInfo(error)) });
+  }
+
+  private async end(
+    status: "completed" | "failed",
+    fields: { output?: string | null; error?: string },
+  ): Promise<void> {
+    const now = this.core.clock.now();
+    this.core.writes.patch(
+      {
+        id: this.id,
+        status,
+        ...fields,
+        waiting: null,
+        waitQueues: null,
+        wakeAt: null,
+        owner: null,
+        leaseUntil: null,
+        updatedAt: now,
+        finishedAt: now,
+      },
+      this.core.owner,
+    );
+    this.stop();
+    const failed = await this.core.writes.flush();
+    if (!failed.has(this.id)) this.core.finished(this, status);
+  }
+}

@@ -1,0 +1,324 @@
+// The run-facing API of the engine: look up, message, cancel, read and await runs.
+
+import {
+  InvalidInputError,
+  InvalidMessageError,
+  ResultTimeoutError,
+  RunCancelledError,
+  RunFailedError,
+  UnknownActionError,
+  UnknownQueueError,
+  WaymarkError,
+} from "../errors.js";
+import {
+  RUN_STATUSES,
+  type RunQuery,
+  type RunRow,
+  type RunStatus,
+  type Store,
+  TERMINAL_STATUSES,
+} from "../storage/store.js";
+import type { AnyWorkflow } from "../workflow.js";
+import type { Clock } from "./clock.js";
+import type { EventHub } from "./events.js";
+import type { RunExecution } from "./execution.js";
+import { RunHandle } from "./handle.js";
+import type { ErrorInfo } from "./history.js";
+import { fromJson, toJson } from "./json.js";
+import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
+import type { WriteQueue } from "./write-queue.js";
+
+export interface SendOptions {
+  /** Sending twice with one key stores the message once. */
+  idempotencyKey?: string;
+}
+
+export interface SendResult {
+  messageId: number;
+  /** The idempotency key had been used: nothing new was stored. */
+  duplicate: boolean;
+}
+
+export interface ListRunsOptions {
+  workflow?: string;
+  status?: RunStatus | RunStatus[];
+  key?: string;
+  keyContains?: string;
+  errorContains?: string;
+  createdAfter?: number | Date;
+  createdBefore?: number | Date;
+  limit?: number;
+  /** Opaque cursor from a previous page. */
+  cursor?: string;
+}
+
+export interface RunPage {
+  runs: RunInfo[];
+  /** Pass back to get the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+function encodeCursor(parts: unknown[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString("base64url");
+}
+
+export function decodeCursor(cursor: string, arity: number): number[] {
+  try {
+    const parts = JSON.parse(Buffer.from(cursor, "base64url").toString()) as unknown;
+    if (Array.isArray(parts) && parts.length === arity && parts.every((p) => Number.isInteger(p)))
+      return parts as number[];
+  } catch {
+    // fall through
+  }
+  throw new InvalidInputError(
+    `Invalid cursor ${JSON.stringify(cursor)}: pass the nextCursor of a previous page unchanged, or leave it out for the first page.`,
+  );
+}
+
+function toTime(value: number | Date | undefined): number | undefined {
+  return value instanceof Date ? value.getTime() : value;
+}
+
+/** Messages and reads of runs; the Engine adds execution on top. */
+export abstract class RunsApi {
+  abstract readonly clock: Clock;
+  abstract readonly writes: WriteQueue;
+  abstract readonly events: EventHub;
+  abstract readonly active: Map<number, RunExecution>;
+  abstract readonly owner: string;
+  abstract assertOpen(): void;
+  abstract poke(): void;
+  abstract requireRun(workflow: string, key: string): Promise<RunRow>;
+  abstract cancel(runId: number): Promise<RunStatus | "requested">;
+
+  constructor(
+    readonly store: Store,
+    readonly defs: Map<string, Map<number, AnyWorkflow>>,
+  ) {}
+
+  handleFor(run: RunRow): RunHandle {
+    return new RunHandle(this, run.id, run.workflow, run.key);
+  }
+
+  /** A handle on an existing run; throws RunNotFoundError when there is none. */
+  async get(workflow: string, key: string): Promise<RunHandle> {
+    this.assertOpen();
+    return this.handleFor(await this.requireRun(workflow, key));
+  }
+
+  async runRow(id: number): Promise<RunRow> {
+    const row = await this.store.getRun(id);
+    if (!row) throw new WaymarkError("RUN_NOT_FOUND", `There is no run #${id}.`, { id });
+    return row;
+  }
+
+  definitionOf(run: RunRow): AnyWorkflow | undefined {
+    return this.defs.get(run.workflow)?.get(run.version);
+  }
+
+  /** Validates a message with the queue's schema, stores it durably, and wakes the run if it waits. */
+  async send(runId: number, queue: string, body: unknown, options: SendOptions = {}): Promise<SendResult> {
+    this.assertOpen();
+    const run = await this.runRow(runId);
+    const label = `${run.workflow}/${run.key}`;
+    if (TERMINAL_STATUSES.includes(run.status)) {
+      throw new WaymarkError(
+        "RUN_FINISHED",
+        `Run "${label}" is ${run.status}, so no code will read a message sent to it. Replay it first if it should run again.`,
+        { run: label, status: run.status },
+      );
+    }
+    const idem = options.idempotencyKey;
+    if (idem !== undefined && (typeof idem !== "string" || idem.length === 0 || idem.length > 256)) {
+      throw new InvalidInputError(
+        `Invalid idempotency key ${JSON.stringify(idem)}: use a non-empty string of at most 256 characters.`,
+      );
+    }
+    const def = this.definitionOf(run);
+    let value = body;
+    if (def) {
+      const schema = def.queues[queue];
+      if (!schema) throw new UnknownQueueError(run.workflow, String(queue), Object.keys(def.queues));
+      const parsed = schema.safeParse(body);
+      if (!parsed.success) {
+        throw new InvalidMessageError(
+          label,
+          queue,
+          parsed.error.issues.map(
+            (i: { path: PropertyKey[]; message: string }) =>
+              `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`,
+          ),
+        );
+      }
+      value = parsed.data;
+    }
+    const json = toJson(value, `The message for queue "${queue}"`);
+    const now = this.clock.now();
+    const res = await this.writes.message({ runId, queue, body: json, idempotencyKey: idem ?? null, now });
+    if (!res.duplicate) {
+      const exec = this.active.get(runId);
+      if (exec) {
+        exec.deliver({
+          id: res.id,
+          runId,
+          queue,
+          body: json,
+          sentAt: now,
+          idempotencyKey: idem ?? null,
+          consumedAt: null,
+          consumedBy: null,
+        });
+      } else this.poke();
+    }
+    return { messageId: res.id, duplicate: res.duplicate };
+  }
+
+  /** Calls one of the workflow's actions with the run's committed state. */
+  async action(runId: number, name: string, args: unknown[]): Promise<unknown> {
+    this.assertOpen();
+    const run = await this.runRow(runId);
+    const def = this.definitionOf(run);
+    if (!def) {
+      throw new WaymarkError(
+        "NO_CODE",
+        `This process has no code for workflow "${run.workflow}" version ${run.version}, so it cannot call its actions. Call it from the application that registers the workflow.`,
+      );
+    }
+    const fn = def.actions[name] as ((c: unknown, ...a: unknown[]) => unknown) | undefined;
+    if (typeof fn !== "function")
+      throw new UnknownActionError(run.workflow, String(name), Object.keys(def.actions));
+    const exec = this.active.get(runId);
+    const state = Object.freeze(JSON.parse(exec ? exec.stateJson : run.state) as object);
+    return await fn(
+      {
+        state,
+        key: run.key,
+        workflow: run.workflow,
+        status: run.status,
+        send: (queue: string, body: unknown, options?: SendOptions) =>
+          this.send(runId, queue, body, options).then(() => undefined),
+      },
+      ...args,
+    );
+  }
+
+  async info(runId: number): Promise<RunInfo> {
+    return toRunInfo(await this.runRow(runId));
+  }
+
+  /** A page of a run's history entries in the order they were first recorded. */
+  async history(runId: number, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
+    const limit = Math.min(Math.max(options.limit ?? 1000, 1), 10_000);
+    const rows = await this.store.listEntries(runId, options.after ?? 0, limit);
+    return rows.map(toHistoryEntry);
+  }
+
+  /** Waits for the run to finish; resolves its output, or rejects with why it did not complete. */
+  result(runId: number, options: { timeout?: number } = {}): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let done = false;
+      const check = async () => {
+        const row = await this.store.getRun(runId);
+        if (done || !row || !TERMINAL_STATUSES.includes(row.status)) return;
+        done = true;
+        off();
+        clearTimeout(timer);
+        const label = `${row.workflow}/${row.key}`;
+        if (row.status === "completed") resolve(fromJson(row.output));
+        else if (row.status === "cancelled") reject(new RunCancelledError(label));
+        else reject(new RunFailedError(label, fromJson<ErrorInfo>(row.error) ?? null));
+      };
+      const off = this.events.onRun(runId, () => void check().catch(reject));
+      if (options.timeout !== undefined) {
+        timer = setTimeout(async () => {
+          if (done) return;
+          done = true;
+          off();
+          const row = await this.store.getRun(runId).catch(() => undefined);
+          reject(
+            new ResultTimeoutError(
+              row ? `${row.workflow}/${row.key}` : `#${runId}`,
+              options.timeout!,
+              row?.status ?? "unknown",
+            ),
+          );
+        }, options.timeout);
+      }
+      void check().catch(reject);
+    });
+  }
+
+  /** Runs newest first, filtered, a page at a time. */
+  async listRuns(options: ListRunsOptions = {}): Promise<RunPage> {
+    const limit = Math.min(Math.max(options.limit ?? 50, 1), 1000);
+    const statuses =
+      options.status === undefined
+        ? undefined
+        : Array.isArray(options.status)
+          ? options.status
+          : [options.status];
+    for (const s of statuses ?? []) {
+      if (!RUN_STATUSES.includes(s)) {
+        throw new InvalidInputError(
+          `Unknown run status ${JSON.stringify(s)}; statuses are: ${RUN_STATUSES.join(", ")}.`,
+        );
+      }
+    }
+    const query: RunQuery = { limit: limit + 1 };
+    if (options.workflow !== undefined) query.workflow = options.workflow;
+    if (statuses) query.status = statuses;
+    if (options.key !== undefined) query.key = options.key;
+    if (options.keyContains) query.keyContains = options.keyContains;
+    if (options.errorContains) query.errorContains = options.errorContains;
+    const after = toTime(options.createdAfter);
+    const before = toTime(options.createdBefore);
+    if (after !== undefined) query.createdAfter = after;
+    if (before !== undefined) query.createdBefore = before;
+    if (options.cursor) {
+      const [createdAt, id] = decodeCursor(options.cursor, 2);
+      query.before = { createdAt: createdAt!, id: id! };
+    }
+    const rows = await this.store.listRuns(query);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
+    return {
+      runs: page.map(toRunInfo),
+      nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.id]) : null,
+    };
+  }
+
+  /** Registered workflows with their versions and run counts by status. */
+  async listWorkflows(): Promise<
+    Array<{
+      name: string;
+      versions: number[];
+      latest: number;
+      description?: string;
+      queues: string[];
+      actions: string[];
+      runs: Record<string, number>;
+    }>
+  > {
+    const counts = await this.store.countRuns();
+    const names = new Set<string>([...this.defs.keys(), ...counts.map((c) => c.workflow)]);
+    return [...names].sort().map((name) => {
+      const versions = [...(this.defs.get(name)?.keys() ?? [])];
+      for (const c of counts)
+        if (c.workflow === name && !versions.includes(c.version)) versions.push(c.version);
+      versions.sort((a, b) => a - b);
+      const latestDef = this.defs.get(name)?.get(Math.max(...versions));
+      const runs: Record<string, number> = {};
+      for (const c of counts) if (c.workflow === name) runs[c.status] = (runs[c.status] ?? 0) + c.count;
+      return {
+        name,
+        versions,
+        latest: Math.max(...versions),
+        ...(latestDef?.description ? { description: latestDef.description } : {}),
+        queues: latestDef ? Object.keys(latestDef.queues) : [],
+        actions: latestDef ? Object.keys(latestDef.actions) : [],
+        runs,
+      };
+    });
+  }
+}

@@ -1,0 +1,232 @@
+// ctx.step: run a function once, record every attempt, retry with backoff, commit state with the record.
+
+import {
+  FatalError,
+  NotSerializableError,
+  StepFailedError,
+  StepTimeoutError,
+  WaymarkError,
+} from "../errors.js";
+import type { EntryRow } from "../storage/store.js";
+import type { StepContext, StepOptions } from "../workflow.js";
+import { toMs } from "./duration.js";
+import { Abandoned, isInternal, type RunExecution } from "./execution.js";
+import { type Attempt, type ErrorInfo, entryPath, errorInfo, parseAttempts, type Scope } from "./history.js";
+import { diffState, fromJson, toJson } from "./json.js";
+
+const DEFAULT_RETRIES = 3;
+
+interface RetryPolicy {
+  maxAttempts: number;
+  initial: number;
+  max: number;
+  factor: number;
+  jitter: boolean;
+  timeout: number | null;
+}
+
+function policyOf(options: StepOptions | undefined, path: string): RetryPolicy {
+  const retries = options?.retries ?? DEFAULT_RETRIES;
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new WaymarkError(
+      "INVALID_INPUT",
+      `Step "${path}": retries must be a whole number of 0 or more, got ${String(retries)}.`,
+    );
+  }
+  const b = options?.backoff;
+  const spec = typeof b === "object" && b !== null ? b : { initial: b };
+  return {
+    maxAttempts: retries + 1,
+    initial: spec.initial === undefined ? 250 : toMs(spec.initial, `backoff of step "${path}"`),
+    max: spec.max === undefined ? 60_000 : toMs(spec.max, `backoff max of step "${path}"`),
+    factor: spec.factor ?? 2,
+    jitter: spec.jitter ?? true,
+    timeout: options?.timeout === undefined ? null : toMs(options.timeout, `timeout of step "${path}"`),
+  };
+}
+
+/** Delay before attempt n+1 after attempt n failed: exponential, capped, with full jitter in [50%, 100%]. */
+export function backoffDelay(
+  policy: Pick<RetryPolicy, "initial" | "max" | "factor" | "jitter">,
+  n: number,
+  random: number,
+): number {
+  const base = Math.min(policy.max, policy.initial * policy.factor ** (n - 1));
+  return Math.round(policy.jitter ? base * (0.5 + random / 2) : base);
+}
+
+/** Rebuilds the error a recorded failed step throws on replay. */
+function recordedFailure(exec: RunExecution, row: EntryRow): StepFailedError {
+  const info = fromJson<ErrorInfo>(row.error) ?? { name: "Error", message: "unknown" };
+  const attempts = parseAttempts(row).length;
+  const cause = (info.details?.cause as ErrorInfo | undefined) ?? info;
+  return new StepFailedError(
+    exec.label,
+    entryPath(row.scope, row.name),
+    attempts,
+    cause,
+    info.details?.fatal === true,
+  );
+}
+
+export async function runStep<T>(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  fn: (step: StepContext) => Promise<T> | T,
+  options: StepOptions | undefined,
+): Promise<T> {
+  if (typeof fn !== "function") {
+    throw new WaymarkError(
+      "INVALID_INPUT",
+      `ctx.step("${name}", fn) needs a function as its second argument.`,
+    );
+  }
+  const { ordinal, recorded } = exec.slot(scope, name, "step");
+  if (recorded?.status === "completed")
+    return (recorded.output === null ? undefined : JSON.parse(recorded.output)) as T;
+  if (recorded?.status === "failed") throw recordedFailure(exec, recorded);
+
+  const path = entryPath(scope.path, name);
+  const policy = policyOf(options, path);
+  const row = recorded ?? exec.newEntry(scope, ordinal, name, "step", "running");
+  if (!recorded && options?.input !== undefined)
+    row.input = toJson(options.input, `The input of step "${path}"`);
+  const attempts = parseAttempts(row);
+  const clock = exec.core.clock;
+  const last = attempts.at(-1);
+  if (last?.status === "running") {
+    last.status = "interrupted";
+    last.error = {
+      name: "Interrupted",
+      message: "The process stopped during this attempt, so it runs again.",
+    };
+  }
+
+  for (;;) {
+    if (row.status === "retrying") {
+      const at = attempts.at(-1)?.retryAt ?? 0;
+      if (at > clock.now()) await exec.wait({ kind: "retry", deadline: at, scope, path });
+      exec.check(scope);
+    }
+    const attempt: Attempt = { n: attempts.length + 1, startedAt: clock.now(), status: "running" };
+    attempts.push(attempt);
+    row.status = "running";
+    row.attempts = JSON.stringify(attempts);
+    exec.write(row);
+
+    exec.active++;
+    let value: T;
+    try {
+      value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path);
+      const output = value === undefined ? null : toJson(value, `The result of step "${path}"`);
+      const stateJson = toJson(exec.state, `The state after step "${path}"`);
+      const diff = diffState(exec.stateJson, stateJson);
+      attempt.status = "completed";
+      attempt.endedAt = clock.now();
+      row.status = "completed";
+      row.endedAt = attempt.endedAt;
+      row.output = output;
+      row.attempts = JSON.stringify(attempts);
+      if (diff) {
+        row.stateSeq = ++exec.stateSeq;
+        row.stateDiff = JSON.stringify(diff);
+        exec.stateJson = stateJson;
+        exec.core.writes.patch({ id: exec.id, state: stateJson }, exec.core.owner);
+      }
+    } catch (err) {
+      exec.active--;
+      if (exec.dead || isInternal(err)) throw err instanceof Abandoned ? err : new Abandoned();
+      if (scope.cancelled) throw err;
+      // A failed attempt's state changes are discarded.
+      exec.state = JSON.parse(exec.stateJson) as object;
+      const info = errorInfo(err);
+      attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
+      attempt.endedAt = clock.now();
+      attempt.error = info;
+      const fatal = err instanceof FatalError || err instanceof NotSerializableError;
+      if (fatal || attempt.n >= policy.maxAttempts) {
+        const failure = new StepFailedError(exec.label, path, attempt.n, info, fatal);
+        row.status = "failed";
+        row.endedAt = attempt.endedAt;
+        row.error = JSON.stringify({ ...errorInfo(failure), details: { ...failure.details, cause: info } });
+        row.attempts = JSON.stringify(attempts);
+        await exec.commitEntry(row);
+        failure.cause = err;
+        throw failure;
+      }
+      attempt.retryAt = attempt.endedAt + backoffDelay(policy, attempt.n, exec.core.random());
+      row.status = "retrying";
+      row.attempts = JSON.stringify(attempts);
+      await exec.commitEntry(row);
+      continue;
+    }
+    try {
+      await exec.commitEntry(row);
+    } finally {
+      exec.active--;
+    }
+    exec.maybeIdle();
+    return value;
+  }
+}
+
+async function runAttempt<T>(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  fn: (step: StepContext) => Promise<T> | T,
+  attempt: number,
+  timeout: number | null,
+  path: string,
+): Promise<T> {
+  let controller: AbortController | null = null;
+  const signal = (): AbortSignal => {
+    if (!controller) {
+      controller = new AbortController();
+      exec.controllers.add(controller);
+      if (scope.cancelled || exec.dead) controller.abort(new Abandoned());
+    }
+    return controller.signal;
+  };
+  const step: StepContext = {
+    get state() {
+      return exec.state;
+    },
+    set state(value) {
+      exec.state = value;
+    },
+    get signal() {
+      return signal();
+    },
+    attempt,
+    name,
+    key: exec.key,
+    workflow: exec.workflow,
+    broadcast: (event, data) => exec.core.emitBroadcast(exec, event, data),
+  };
+  if (timeout === null) {
+    try {
+      return await fn(step);
+    } finally {
+      if (controller) exec.controllers.delete(controller);
+    }
+  }
+  signal();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      Promise.resolve().then(() => fn(step)),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const err = new StepTimeoutError(path, timeout, attempt);
+          controller!.abort(err);
+          reject(err);
+        }, timeout);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    exec.controllers.delete(controller!);
+  }
+}

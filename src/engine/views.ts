@@ -1,0 +1,101 @@
+// The public shapes of runs and history entries, built from stored rows.
+
+import type { EntryRow, RunRow, RunStatus } from "../storage/store.js";
+import { type Attempt, type EntryKind, type EntryStatus, type ErrorInfo, entryPath } from "./history.js";
+import { fromJson, type StateDiff } from "./json.js";
+
+/** What a suspended run waits on. */
+export interface WaitInfo {
+  kind: "sleep" | "queue" | "retry";
+  /** Path of the entry that waits. */
+  entry: string;
+  queue?: string;
+  /** When it wakes (ms since epoch), or null for a queue wait with no timeout. */
+  until: number | null;
+}
+
+/** A run as clients see it. */
+export interface RunInfo {
+  id: number;
+  workflow: string;
+  key: string;
+  version: number;
+  status: RunStatus;
+  input: unknown;
+  state: unknown;
+  output: unknown;
+  error: ErrorInfo | null;
+  waiting: WaitInfo[] | null;
+  wakeAt: number | null;
+  owner: string | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+/** One history entry as clients see it. `id` is its seq, unique within the run. */
+export interface HistoryEntry {
+  id: number;
+  path: string;
+  scope: string;
+  ordinal: number;
+  name: string;
+  kind: EntryKind;
+  status: EntryStatus;
+  startedAt: number | null;
+  endedAt: number | null;
+  durationMs: number | null;
+  input?: unknown;
+  output?: unknown;
+  error?: ErrorInfo;
+  attempts?: Attempt[];
+  /** Top-level state keys this entry changed, with values before and after. */
+  stateChange?: StateDiff;
+  /** Kind-specific facts: a sleep's `until`, a queue wait's `queue`/`messageId`/`timedOut`, a race's `winner`... */
+  detail?: Record<string, unknown>;
+}
+
+export function toRunInfo(row: RunRow): RunInfo {
+  return {
+    id: row.id,
+    workflow: row.workflow,
+    key: row.key,
+    version: row.version,
+    status: row.status,
+    input: fromJson(row.input) ?? null,
+    state: fromJson(row.state),
+    output: fromJson(row.output) ?? null,
+    error: fromJson<ErrorInfo | undefined>(row.error) ?? null,
+    waiting: fromJson<WaitInfo[] | undefined>(row.waiting) ?? null,
+    wakeAt:
+      row.status === "sleeping" || row.status === "waiting" || row.status === "retrying" ? row.wakeAt : null,
+    owner: row.owner,
+    leaseUntil: row.leaseUntil,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    finishedAt: row.finishedAt,
+  };
+}
+
+export function toHistoryEntry(row: EntryRow): HistoryEntry {
+  const entry: HistoryEntry = {
+    id: row.seq,
+    path: entryPath(row.scope, row.name),
+    scope: row.scope,
+    ordinal: row.ordinal,
+    name: row.name,
+    kind: row.kind as EntryKind,
+    status: row.status as EntryStatus,
+    startedAt: row.startedAt,
+    endedAt: row.endedAt,
+    durationMs: row.startedAt !== null && row.endedAt !== null ? row.endedAt - row.startedAt : null,
+  };
+  if (row.input !== null) entry.input = JSON.parse(row.input);
+  if (row.output !== null) entry.output = JSON.parse(row.output);
+  if (row.error !== null) entry.error = JSON.parse(row.error) as ErrorInfo;
+  if (row.attempts !== null) entry.attempts = JSON.parse(row.attempts) as Attempt[];
+  if (row.stateDiff !== null) entry.stateChange = JSON.parse(row.stateDiff) as StateDiff;
+  if (row.detail !== null) entry.detail = JSON.parse(row.detail) as Record<string, unknown>;
+  return entry;
+}

@@ -1,0 +1,240 @@
+// Group commit: every run's writes of one event-loop turn go to the store in one transaction.
+//
+// IMPORTANT: `flush()` resolves only after the batch holding everything written before it has
+// committed, so a step's promise resolves after its record is durable. Entry writes are coalesced
+// by (run, seq): a later write of the same entry in one turn replaces the earlier one. One commit is
+// in flight at a time; writes made meanwhile form the next batch.
+
+import { LeaseLostError } from "../errors.js";
+import type {
+  BatchResult,
+  CreateResult,
+  CreateRun,
+  EntryRow,
+  MessageResult,
+  NewMessage,
+  RunPatch,
+  Store,
+  WriteBatch,
+} from "../storage/store.js";
+
+interface Deferred<T> {
+  resolve(value: T): void;
+  reject(error: unknown): void;
+}
+
+/** What the queue tells its owner when a commit fails for some runs. */
+export interface WriteFailureHandler {
+  /** These runs' writes were not stored; their executions must stop and reload later. */
+  (runIds: number[], error: unknown): void;
+}
+
+class Pending {
+  entries = new Map<string, EntryRow>();
+  runs = new Map<number, RunPatch>();
+  creates: Array<{ req: CreateRun; d: Deferred<CreateResult> }> = [];
+  messages: Array<{ req: NewMessage; d: Deferred<MessageResult> }> = [];
+  consume: WriteBatch["consume"] = [];
+  unconsume: number[] = [];
+  deleteEntries: WriteBatch["deleteEntries"] = [];
+  truncateEntries: WriteBatch["truncateEntries"] = [];
+  requests: WriteBatch["requests"] = [];
+  requestsDone: number[] = [];
+  owned = new Map<number, string>();
+  flushers: Array<(failed: ReadonlySet<number>) => void> = [];
+  /** Runs whose writes in this batch were dropped (lease lost, or the commit failed). */
+  failed = new Set<number>();
+
+  isEmpty(): boolean {
+    return (
+      this.entries.size === 0 &&
+      this.runs.size === 0 &&
+      this.creates.length === 0 &&
+      this.messages.length === 0 &&
+      this.consume.length === 0 &&
+      this.unconsume.length === 0 &&
+      this.deleteEntries.length === 0 &&
+      this.truncateEntries.length === 0 &&
+      this.requests.length === 0 &&
+      this.requestsDone.length === 0
+    );
+  }
+
+  /** Drops every write of one run (its lease is gone); returns the run's flushers untouched. */
+  dropRun(runId: number): void {
+    for (const [k, e] of this.entries) if (e.runId === runId) this.entries.delete(k);
+    this.runs.delete(runId);
+    this.consume = this.consume.filter((c) => c.runId !== runId);
+    this.deleteEntries = this.deleteEntries.filter((d) => d.runId !== runId);
+    this.truncateEntries = this.truncateEntries.filter((d) => d.runId !== runId);
+    this.owned.delete(runId);
+  }
+
+  toBatch(now: number): WriteBatch {
+    return {
+      now,
+      creates: this.creates.map((c) => c.req),
+      messages: this.messages.map((m) => m.req),
+      entries: [...this.entries.values()],
+      deleteEntries: this.deleteEntries,
+      truncateEntries: this.truncateEntries,
+      consume: this.consume,
+      unconsume: this.unconsume,
+      runs: [...this.runs.values()],
+      requestsDone: this.requestsDone,
+      requests: this.requests,
+      leases: [...this.owned].map(([runId, owner]) => ({ runId, owner })),
+    };
+  }
+
+  runIds(): number[] {
+    const ids = new Set<number>(this.owned.keys());
+    for (const e of this.entries.values()) ids.add(e.runId);
+    for (const id of this.runs.keys()) ids.add(id);
+    return [...ids];
+  }
+}
+
+/** Collects writes and commits them once per event-loop turn. */
+export class WriteQueue {
+  private pending = new Pending();
+  private scheduled = false;
+  private inFlight: Promise<void> | null = null;
+  /** Commits done (for figures). */
+  commits = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => number,
+    private readonly onFailure: WriteFailureHandler,
+  ) {}
+
+  /** Writes an entry row (full row; replaces an earlier write of the same entry this turn). */
+  entry(row: EntryRow, owner: string): void {
+    this.pending.entries.set(`${row.runId}:${row.seq}`, row);
+    this.pending.owned.set(row.runId, owner);
+    this.schedule();
+  }
+
+  /** Merges a partial run update into this turn's patch for the run. */
+  patch(patch: RunPatch, owner: string | null): void {
+    const prev = this.pending.runs.get(patch.id);
+    this.pending.runs.set(patch.id, prev ? Object.assign(prev, patch) : { ...patch });
+    if (owner) this.pending.owned.set(patch.id, owner);
+    this.schedule();
+  }
+
+  consume(messageId: number, runId: number, bySeq: number): void {
+    this.pending.consume.push({ messageId, runId, bySeq });
+    this.schedule();
+  }
+
+  unconsume(messageIds: number[]): void {
+    this.pending.unconsume.push(...messageIds);
+    this.schedule();
+  }
+
+  deleteEntries(runId: number, seqs: number[]): void {
+    if (seqs.length === 0) return;
+    this.pending.deleteEntries.push({ runId, seqs });
+    this.schedule();
+  }
+
+  truncateEntries(runId: number, seqs: number[]): void {
+    if (seqs.length === 0) return;
+    this.pending.truncateEntries.push({ runId, seqs });
+    this.schedule();
+  }
+
+  request(runId: number, kind: string, args: string): void {
+    this.pending.requests.push({ runId, kind, args });
+    this.schedule();
+  }
+
+  requestDone(id: number): void {
+    this.pending.requestsDone.push(id);
+    this.schedule();
+  }
+
+  create(req: CreateRun): Promise<CreateResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.creates.push({ req, d: { resolve, reject } });
+      this.schedule();
+    });
+  }
+
+  message(req: NewMessage): Promise<MessageResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.messages.push({ req, d: { resolve, reject } });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Resolves once everything written so far is committed, with the ids of runs whose writes were
+   * dropped instead (their lease was lost or the commit failed); usually empty.
+   */
+  flush(): Promise<ReadonlySet<number>> {
+    return new Promise((resolve) => {
+      this.pending.flushers.push(resolve);
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    if (this.inFlight) {
+      await this.inFlight;
+      if (!this.pending.isEmpty() || this.pending.flushers.length) this.schedule();
+      return;
+    }
+    const batch = this.pending;
+    if (batch.isEmpty() && batch.flushers.length === 0) return;
+    this.pending = new Pending();
+    this.inFlight = this.commit(batch);
+    try {
+      await this.inFlight;
+    } finally {
+      this.inFlight = null;
+    }
+    if (!this.pending.isEmpty() || this.pending.flushers.length) this.schedule();
+  }
+
+  private async commit(batch: Pending): Promise<void> {
+    for (;;) {
+      let result: BatchResult;
+      try {
+        result = batch.isEmpty()
+          ? { created: [], messages: [] }
+          : await this.store.commit(batch.toBatch(this.now()));
+        this.commits++;
+      } catch (err) {
+        if (err instanceof LeaseLostError && batch.owned.has(err.runId)) {
+          batch.dropRun(err.runId);
+          batch.failed.add(err.runId);
+          this.onFailure([err.runId], err);
+          continue;
+        }
+        const ids = batch.runIds();
+        for (const id of ids) batch.failed.add(id);
+        this.onFailure(ids, err);
+        for (const c of batch.creates) c.d.reject(err);
+        for (const m of batch.messages) m.d.reject(err);
+        for (const f of batch.flushers) f(batch.failed);
+        return;
+      }
+      batch.creates.forEach((c, i) => c.d.resolve(result.created[i]!));
+      batch.messages.forEach((m, i) => m.d.resolve(result.messages[i]!));
+      for (const f of batch.flushers) f(batch.failed);
+      return;
+    }
+  }
+}

@@ -1,0 +1,248 @@
+// Every error Waymark raises: a stable `code`, and a message that says what happened and what to do.
+
+/** Base class: `code` is stable across releases; `details` carries the facts for programs. */
+export class WaymarkError extends Error {
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+  constructor(code: string, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** Thrown by a step to fail at once, without retries. */
+export class FatalError extends Error {
+  readonly code = "FATAL";
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = "FatalError";
+  }
+}
+
+/** Bad input from the caller: the message names the field and the fix. Nothing was written. */
+export class InvalidInputError extends WaymarkError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super("INVALID_INPUT", message, details);
+  }
+}
+
+export class UnknownWorkflowError extends WaymarkError {
+  constructor(name: string, known: string[]) {
+    super(
+      "WORKFLOW_NOT_FOUND",
+      `There is no workflow "${name}". ${known.length ? `Registered workflows: ${known.join(", ")}.` : "No workflows are registered: pass them to setup({ use: { ... } })."}`,
+      { workflow: name, known },
+    );
+  }
+}
+
+export class RunNotFoundError extends WaymarkError {
+  constructor(workflow: string, key: string) {
+    super(
+      "RUN_NOT_FOUND",
+      `There is no run "${workflow}/${key}". Check the key (keys are case-sensitive), or create it with getOrCreate("${workflow}", "${key}").`,
+      { workflow, key },
+    );
+  }
+}
+
+export class UnknownQueueError extends WaymarkError {
+  constructor(workflow: string, queue: string, known: string[]) {
+    super(
+      "QUEUE_NOT_FOUND",
+      `Workflow "${workflow}" has no queue "${queue}". ${known.length ? `Its queues are: ${known.join(", ")}.` : `It declares no queues: add queues: { ${queue}: z.object({...}) } to its definition.`}`,
+      { workflow, queue, known },
+    );
+  }
+}
+
+export class UnknownActionError extends WaymarkError {
+  constructor(workflow: string, action: string, known: string[]) {
+    super(
+      "ACTION_NOT_FOUND",
+      `Workflow "${workflow}" has no action "${action}". ${known.length ? `Its actions are: ${known.join(", ")}.` : "It declares no actions."}`,
+      { workflow, action, known },
+    );
+  }
+}
+
+export class InvalidMessageError extends WaymarkError {
+  constructor(run: string, queue: string, problems: string[]) {
+    super(
+      "INVALID_MESSAGE",
+      `The message for queue "${queue}" of run "${run}" does not match the queue's schema: ${problems.join("; ")}. Fix the body and send it again; nothing was stored.`,
+      { run, queue, problems },
+    );
+  }
+}
+
+export class NotSerializableError extends WaymarkError {
+  constructor(what: string, path: string, type: string, hint: string) {
+    super(
+      "NOT_SERIALIZABLE",
+      `${what} is not JSON-serialisable: ${path === "" ? "the value" : `the value at ${path}`} is ${type}. ${hint}`,
+      { what, path, type },
+    );
+  }
+}
+
+export class InvalidNameError extends WaymarkError {
+  constructor(kind: string, name: unknown, why: string) {
+    super("INVALID_NAME", `Invalid ${kind} name ${JSON.stringify(name)}: ${why}`, { kind, name });
+  }
+}
+
+export class DuplicateEntryError extends WaymarkError {
+  constructor(run: string, path: string, kind: string) {
+    super(
+      "DUPLICATE_ENTRY",
+      `Run "${run}" already used the name "${path}" in this scope for a ${kind}. Entry names must be unique within a scope: give each call its own name (e.g. \`charge-\${i}\`), or use ctx.loop for repeated work. Did you forget to await a previous call?`,
+      { run, path, kind },
+    );
+  }
+}
+
+/** Describes one history entry in a divergence report. */
+export interface EntryRef {
+  kind: string;
+  name: string;
+}
+
+export class HistoryDivergedError extends WaymarkError {
+  constructor(
+    run: string,
+    scope: string,
+    ordinal: number,
+    recorded: EntryRef | null,
+    requested: EntryRef | null,
+    replayFrom: string | null,
+  ) {
+    const where = scope === "" ? "the root scope" : `scope "${scope}"`;
+    const holds = recorded ? `${recorded.kind} "${recorded.name}"` : "nothing more";
+    const asked = requested ? `${requested.kind} "${requested.name}"` : "nothing more (the code finished)";
+    const fixes: string[] = [];
+    if (recorded && requested && recorded.name !== requested.name) {
+      fixes.push(
+        `if "${recorded.name}" was renamed, restore its old name`,
+        `if it was removed, put ctx.removed("${recorded.name}") where it stood`,
+      );
+    } else if (recorded && !requested) {
+      fixes.push(`if "${recorded.name}" was removed, put ctx.removed("${recorded.name}") where it stood`);
+    } else if (recorded && requested) {
+      fixes.push(`keep "${recorded.name}" a ${recorded.kind}, or rename the new ${requested.kind}`);
+    }
+    fixes.push(
+      `branch new behaviour with ctx.version("<change-name>", 2)`,
+      "or register the change as a new workflow version (workflow({ version: N+1, ... })) so this run keeps its code",
+    );
+    super(
+      "HISTORY_DIVERGED",
+      `Run "${run}" no longer matches its history at entry #${ordinal + 1} of ${where}: history holds ${holds}, but the code asked for ${asked}. To fix: ${fixes.join("; ")}.${replayFrom ? ` Or replay the run from "${replayFrom}", the earliest entry a replay could start from.` : ""}`,
+      { run, scope, ordinal, recorded, requested, replayFrom },
+    );
+  }
+}
+
+export class StepFailedError extends WaymarkError {
+  constructor(
+    run: string,
+    path: string,
+    attempts: number,
+    cause: { name: string; message: string },
+    fatal: boolean,
+  ) {
+    super(
+      "STEP_FAILED",
+      fatal
+        ? `Step "${path}" of run "${run}" failed with a fatal error (not retried): ${cause.name}: ${cause.message}`
+        : `Step "${path}" of run "${run}" failed after ${attempts} attempt${attempts === 1 ? "" : "s"}: ${cause.name}: ${cause.message}`,
+      { run, step: path, attempts, cause, fatal },
+    );
+  }
+}
+
+export class StepTimeoutError extends WaymarkError {
+  constructor(path: string, timeoutMs: number, attempt: number) {
+    super(
+      "STEP_TIMEOUT",
+      `Step "${path}" timed out after ${timeoutMs} ms on attempt ${attempt}. Raise its timeout option, or make the step finish sooner (it receives an AbortSignal as step.signal).`,
+      { step: path, timeoutMs, attempt },
+    );
+  }
+}
+
+export class BranchFailedError extends WaymarkError {
+  constructor(run: string, path: string, failed: Array<{ branch: string; message: string }>) {
+    super(
+      "BRANCH_FAILED",
+      `${failed.length === 1 ? "A branch" : "Branches"} of "${path}" in run "${run}" failed: ${failed.map((f) => `${f.branch}: ${f.message}`).join("; ")}`,
+      { run, path, failed },
+    );
+  }
+}
+
+export class RunFailedError extends WaymarkError {
+  constructor(run: string, error: { name?: string; message?: string } | null) {
+    super(
+      "RUN_FAILED",
+      `Run "${run}" failed: ${error?.name ?? "Error"}: ${error?.message ?? "unknown error"}. Read its history to see why, fix the code, then replay it.`,
+      { run, error },
+    );
+  }
+}
+
+export class RunCancelledError extends WaymarkError {
+  constructor(run: string) {
+    super("RUN_CANCELLED", `Run "${run}" was cancelled. Replay it to run it again.`, { run });
+  }
+}
+
+export class ResultTimeoutError extends WaymarkError {
+  constructor(run: string, timeoutMs: number, status: string) {
+    super(
+      "RESULT_TIMEOUT",
+      `Run "${run}" did not finish within ${timeoutMs} ms (it is ${status}). Wait longer, or look at what it waits on with status() and history().`,
+      { run, timeoutMs, status },
+    );
+  }
+}
+
+export class RunBusyError extends WaymarkError {
+  constructor(run: string, what: string) {
+    super(
+      "RUN_BUSY",
+      `Run "${run}" is executing right now, so it cannot ${what}. Cancel it first, or wait until it is waiting, sleeping or finished.`,
+      {
+        run,
+      },
+    );
+  }
+}
+
+export class EngineClosedError extends WaymarkError {
+  constructor() {
+    super("ENGINE_CLOSED", "The engine has been closed. Start a new one with registry.start().");
+  }
+}
+
+/** A storage problem: the message names the file and what to do; nothing was partially written. */
+export class StorageError extends WaymarkError {
+  constructor(code: string, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+    super(code, message, details, options);
+  }
+}
+
+/** Another process holds the run's lease: this process must stop executing it. */
+export class LeaseLostError extends WaymarkError {
+  readonly runId: number;
+  constructor(runId: number, owner: string | null) {
+    super(
+      "LEASE_LOST",
+      `Run #${runId} is now leased by ${owner ?? "nobody"}; this process stopped executing it.`,
+      { runId, owner },
+    );
+    this.runId = runId;
+  }
+}

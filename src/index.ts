@@ -1,0 +1,27 @@
+// Waymark's public API: define workflows, start the engine, work with runs.
+
+export { type Clock, FakeClock, systemClock } from "./engine/clock.js";
+export type { Duration } from "./engine/duration.js";
+export { Engine, type EngineOptions } from "./engine/engine.js";
+export type { EngineEvent } from "./engine/events.js";
+export { RunHandle } from "./engine/handle.js";
+export type { Attempt, EntryKind, EntryStatus, ErrorInfo } from "./engine/history.js";
+export type { StateDiff } from "./engine/json.js";
+export type { ListRunsOptions, RunPage, SendOptions, SendResult } from "./engine/runs-api.js";
+export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
+export * from "./errors.js";
+export { type Registry, type StartOptions, setup, type WaymarkEngine } from "./registry.js";
+export { DEFAULT_DATABASE, openStore } from "./storage/open.js";
+export type { RunStatus, Store } from "./storage/store.js";
+export {
+  type ActionContext,
+  Loop,
+  type LoopResult,
+  type StepContext,
+  type StepOptions,
+  type WorkflowContext,
+  type WorkflowContextOf,
+  type WorkflowDefinition,
+  type WorkflowStepContextOf,
+  workflow,
+} from "./workflow.js";

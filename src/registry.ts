@@ -1,0 +1,91 @@
+// setup({ use }): the set of workflows a process runs, and how to start the engine over them.
+
+import type { Clock } from "./engine/clock.js";
+import { type Definitions, Engine } from "./engine/engine.js";
+import type { RunHandle } from "./engine/handle.js";
+import { nameProblem } from "./engine/history.js";
+import { openStore } from "./storage/open.js";
+import type { Durability } from "./storage/sqlite/sqlite-store.js";
+import type { Store } from "./storage/store.js";
+import type { AnyWorkflow, InputOf, WorkflowEntry } from "./workflow.js";
+
+export interface StartOptions {
+  /** SQLite file path (default "./waymark.db"), ":memory:", or a Store. */
+  database?: string | Store;
+  clock?: Clock;
+  /** "normal" (default): survives a process crash. "full": also survives power loss. */
+  durability?: Durability;
+  leaseMs?: number;
+  pollMs?: number;
+  maxActiveRuns?: number;
+  random?: () => number;
+}
+
+/** An engine typed by its registry: workflow names, inputs, states and queues flow into handles. */
+export type WaymarkEngine<U extends Record<string, WorkflowEntry>> = Omit<Engine, "getOrCreate" | "get"> & {
+  getOrCreate<N extends keyof U & string>(
+    workflow: N,
+    key: string,
+    ...input: undefined extends InputOf<U[N]> ? [input?: InputOf<U[N]>] : [input: InputOf<U[N]>]
+  ): Promise<RunHandle<U[N]>>;
+  get<N extends keyof U & string>(workflow: N, key: string): Promise<RunHandle<U[N]>>;
+};
+
+export interface Registry<U extends Record<string, WorkflowEntry>> {
+  readonly kind: "waymark.registry";
+  readonly workflows: U;
+  /** Workflows by name and version. */
+  readonly definitions: Definitions;
+  /** Opens the database and starts the engine: unfinished runs resume. */
+  start(options?: StartOptions): Promise<WaymarkEngine<U>>;
+}
+
+/** Collects workflows into a registry. A name may hold several versions: `{ approval: [v1, v2] }`. */
+export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U }): Registry<U> {
+  if (
+    typeof config !== "object" ||
+    config === null ||
+    typeof config.use !== "object" ||
+    config.use === null
+  ) {
+    throw new TypeError("setup({ use: { name: workflowDefinition } }) needs a `use` object of workflows.");
+  }
+  const definitions: Definitions = new Map();
+  for (const [name, entry] of Object.entries(config.use)) {
+    const problem = nameProblem(name);
+    if (problem) throw new TypeError(`Workflow name ${JSON.stringify(name)} is invalid: ${problem}`);
+    const list = (Array.isArray(entry) ? entry : [entry]) as AnyWorkflow[];
+    const versions = new Map<number, AnyWorkflow>();
+    for (const def of list) {
+      if (!def || def.kind !== "waymark.workflow") {
+        throw new TypeError(`setup: "${name}" is not a workflow; build it with workflow({ run, ... }).`);
+      }
+      if (versions.has(def.version)) {
+        throw new TypeError(
+          `setup: workflow "${name}" has version ${def.version} twice; give each version its own number.`,
+        );
+      }
+      versions.set(def.version, def);
+    }
+    if (versions.size === 0) throw new TypeError(`setup: workflow "${name}" has no definitions.`);
+    definitions.set(name, versions);
+  }
+  return {
+    kind: "waymark.registry",
+    workflows: config.use,
+    definitions,
+    async start(options: StartOptions = {}) {
+      const store = await openStore(options.database, {
+        ...(options.durability ? { durability: options.durability } : {}),
+      });
+      const engine = new Engine(store, definitions, options);
+      try {
+        await engine.start();
+      } catch (err) {
+        await engine.close().catch(() => {});
+        throw err;
+      }
+      return engine as unknown as WaymarkEngine<U>;
+    },
+  };
+}

@@ -1,0 +1,80 @@
+// Ordered schema migrations; `PRAGMA user_version` records how many have been applied.
+// Append only: never edit a migration that has shipped.
+
+export const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    key TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    input TEXT,
+    initial_state TEXT NOT NULL,
+    state TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    waiting TEXT,
+    wait_queues TEXT,
+    wake_at INTEGER,
+    owner TEXT,
+    lease_until INTEGER,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    finished_at INTEGER,
+    UNIQUE (workflow, key)
+  );
+  CREATE INDEX runs_wake ON runs (wake_at) WHERE wake_at IS NOT NULL;
+  CREATE INDEX runs_owner ON runs (owner) WHERE owner IS NOT NULL;
+  CREATE INDEX runs_created ON runs (created_at, id);
+  CREATE INDEX runs_workflow_created ON runs (workflow, created_at, id);
+  CREATE INDEX runs_status_created ON runs (status, created_at, id);
+
+  CREATE TABLE entries (
+    run_id INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    scope TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at INTEGER,
+    ended_at INTEGER,
+    input TEXT,
+    output TEXT,
+    error TEXT,
+    attempts TEXT,
+    detail TEXT,
+    state_seq INTEGER,
+    state_diff TEXT,
+    PRIMARY KEY (run_id, seq)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    queue TEXT NOT NULL,
+    body TEXT NOT NULL,
+    sent_at INTEGER NOT NULL,
+    idempotency_key TEXT,
+    consumed_at INTEGER,
+    consumed_by INTEGER
+  );
+  CREATE UNIQUE INDEX messages_idempotency ON messages (run_id, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+  CREATE INDEX messages_pending ON messages (run_id, id) WHERE consumed_at IS NULL;
+
+  CREATE TABLE requests (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    args TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    done_at INTEGER
+  );
+  CREATE INDEX requests_pending ON requests (run_id, id) WHERE done_at IS NULL;
+  `,
+];
+
+/** The schema version this build writes; a database above it was written by a newer Waymark. */
+export const SCHEMA_VERSION = MIGRATIONS.length;

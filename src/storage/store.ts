@@ -1,0 +1,258 @@
+// The storage boundary: the engine talks to durable state only through this interface.
+//
+// IMPORTANT invariants every implementation keeps:
+// - `commit(batch)` is atomic: all of a batch's writes land, or none do (and it rejects).
+// - JSON columns are opaque strings here; the engine serialises, the store never parses them.
+// - Times are milliseconds since the epoch from the engine's injected clock; SQL never calls `now`.
+// - A message insert wakes its run (sets wake_at to the batch's `now`) when the run is `waiting`
+//   on that queue; a suspend patch (`waitQueues` set) wakes the run at once if a matching
+//   unconsumed message already exists. Together these make a wake-up impossible to lose.
+// - Run ids, entry seqs and message ids only grow.
+
+/** Statuses a run can be in. Terminal: completed, failed, cancelled. */
+export type RunStatus =
+  | "pending"
+  | "running"
+  | "sleeping"
+  | "waiting"
+  | "retrying"
+  | "completed"
+  | "failed"
+  | "cancelled";
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
+export const RUN_STATUSES: readonly RunStatus[] = [
+  "pending",
+  "running",
+  "sleeping",
+  "waiting",
+  "retrying",
+  "completed",
+  "failed",
+  "cancelled",
+];
+
+/** One run as stored. JSON-typed fields hold JSON text. */
+export interface RunRow {
+  id: number;
+  workflow: string;
+  key: string;
+  version: number;
+  status: RunStatus;
+  input: string | null;
+  initialState: string;
+  state: string;
+  output: string | null;
+  error: string | null;
+  /** JSON: what the run waits on while suspended (for people and clients). */
+  waiting: string | null;
+  /** `|q1|q2|` while suspended on queues, else null. */
+  waitQueues: string | null;
+  /** When the scheduler should look at this run again (due time, or lease expiry while owned). */
+  wakeAt: number | null;
+  owner: string | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+}
+
+/** One history entry as stored; keyed by (runId, seq). */
+export interface EntryRow {
+  runId: number;
+  seq: number;
+  scope: string;
+  ordinal: number;
+  name: string;
+  kind: string;
+  status: string;
+  startedAt: number | null;
+  endedAt: number | null;
+  input: string | null;
+  output: string | null;
+  error: string | null;
+  attempts: string | null;
+  detail: string | null;
+  stateSeq: number | null;
+  stateDiff: string | null;
+}
+
+export interface MessageRow {
+  id: number;
+  runId: number;
+  queue: string;
+  body: string;
+  sentAt: number;
+  idempotencyKey: string | null;
+  consumedAt: number | null;
+  /** Seq of the entry that consumed it. */
+  consumedBy: number | null;
+}
+
+export interface RequestRow {
+  id: number;
+  runId: number;
+  kind: string;
+  args: string;
+  createdAt: number;
+}
+
+export interface CreateRun {
+  workflow: string;
+  key: string;
+  version: number;
+  input: string | null;
+  initialState: string;
+  now: number;
+  /** Claim it for this owner at once (the creating engine runs it) or leave it for the scheduler. */
+  owner: string | null;
+  leaseUntil: number | null;
+}
+
+export interface CreateResult {
+  run: RunRow;
+  created: boolean;
+}
+
+export interface NewMessage {
+  runId: number;
+  queue: string;
+  body: string;
+  idempotencyKey: string | null;
+  now: number;
+}
+
+export interface MessageResult {
+  id: number;
+  /** True when the idempotency key had been used: nothing new was stored. */
+  duplicate: boolean;
+}
+
+/** A partial update of one run; only the fields present are written. */
+export interface RunPatch {
+  id: number;
+  status?: RunStatus;
+  state?: string;
+  output?: string | null;
+  error?: string | null;
+  waiting?: string | null;
+  waitQueues?: string | null;
+  wakeAt?: number | null;
+  owner?: string | null;
+  leaseUntil?: number | null;
+  version?: number;
+  updatedAt?: number;
+  finishedAt?: number | null;
+}
+
+/** Everything a turn of the engine writes, committed in one transaction. */
+export interface WriteBatch {
+  now: number;
+  creates: CreateRun[];
+  messages: NewMessage[];
+  entries: EntryRow[];
+  deleteEntries: Array<{ runId: number; seqs: number[] }>;
+  /** Clears entries from `fromSeq` on (replay); applied before `entries`. */
+  truncateEntries: Array<{ runId: number; seqs: number[] }>;
+  consume: Array<{ messageId: number; runId: number; bySeq: number }>;
+  /** Put consumed messages back on their queues (replay). */
+  unconsume: number[];
+  runs: RunPatch[];
+  requestsDone: number[];
+  requests: Array<{ runId: number; kind: string; args: string }>;
+  /** Runs this batch writes for as their lease owner; a run owned by someone else aborts the batch with LeaseLostError. */
+  leases: Array<{ runId: number; owner: string }>;
+}
+
+export interface BatchResult {
+  created: CreateResult[];
+  messages: MessageResult[];
+}
+
+export interface LoadedRun {
+  run: RunRow;
+  entries: EntryRow[];
+  /** Unconsumed messages, oldest first. */
+  messages: MessageRow[];
+}
+
+export interface RunQuery {
+  workflow?: string;
+  status?: RunStatus[];
+  key?: string;
+  /** Substring of the key. */
+  keyContains?: string;
+  /** Substring of the error text. */
+  errorContains?: string;
+  createdAfter?: number;
+  createdBefore?: number;
+  /** Keyset cursor: runs strictly older than this (createdAt, id) pair. */
+  before?: { createdAt: number; id: number };
+  limit: number;
+}
+
+export interface RunCount {
+  workflow: string;
+  version: number;
+  status: RunStatus;
+  count: number;
+}
+
+/** The durable state of every run. Asynchronous and batch-shaped so a networked store fits too. */
+export interface Store {
+  readonly kind: "sqlite" | "postgres";
+  /** Human-readable location (file path or URL without secrets). */
+  readonly location: string;
+
+  commit(batch: WriteBatch): Promise<BatchResult>;
+
+  getRun(id: number): Promise<RunRow | undefined>;
+  findRun(workflow: string, key: string): Promise<RunRow | undefined>;
+  loadRuns(ids: number[]): Promise<LoadedRun[]>;
+  listRuns(query: RunQuery): Promise<RunRow[]>;
+  countRuns(): Promise<RunCount[]>;
+  /** Runs that are not terminal, grouped by workflow and version (to refuse a start that lacks code). */
+  liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>>;
+
+  listEntries(runId: number, afterSeq: number, limit: number): Promise<EntryRow[]>;
+  getEntry(runId: number, seq: number): Promise<EntryRow | undefined>;
+  /** All entries of a run, in seq order. */
+  allEntries(runId: number): Promise<EntryRow[]>;
+
+  listMessages(runId: number, opts: { includeConsumed: boolean; limit: number }): Promise<MessageRow[]>;
+  /** Messages (of any run) with id above `afterId`, for noticing another process's sends. */
+  messagesSince(afterId: number, limit: number): Promise<MessageRow[]>;
+  maxMessageId(): Promise<number>;
+
+  /**
+   * Claims up to `limit` runs that are due (`wake_at <= now`) and not leased by a live owner
+   * (other than `owner`): sets owner, lease_until and wake_at = leaseUntil. Returns the claimed rows.
+   */
+  claimDue(
+    now: number,
+    owner: string,
+    leaseUntil: number,
+    limit: number,
+    workflows: string[] | null,
+  ): Promise<RunRow[]>;
+  /** Extends the lease (and wake_at) of every run this owner holds. */
+  renewLeases(owner: string, leaseUntil: number): Promise<void>;
+  /** Owners currently holding runs, with their latest lease expiry. */
+  owners(): Promise<Array<{ owner: string; leaseUntil: number }>>;
+  /** Expires an owner's leases now (it is known dead), so its runs are claimable. */
+  expireOwner(owner: string, now: number): Promise<number>;
+  /** The earliest wake_at of any run, or null. */
+  nextWakeAt(workflows: string[] | null): Promise<number | null>;
+
+  /**
+   * Cancels a run that is unowned, owned by `owner`, or whose lease expired: status cancelled, wake-up
+   * cleared, unfinished entries marked cancelled. False when it is finished or leased by someone else.
+   */
+  cancelRun(runId: number, now: number, owner: string): Promise<boolean>;
+
+  pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]>;
+
+  /** A number that changes whenever another connection commits (cheap; polled). */
+  changeCounter(): Promise<number>;
+  close(): Promise<void>;
+}

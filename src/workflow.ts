@@ -1,0 +1,198 @@
+// What users write: workflow definitions, the contexts their code receives, and the registry.
+
+import type { z } from "zod";
+import type { Duration } from "./engine/duration.js";
+
+/** Zod schemas for a workflow's named queues. */
+export type QueueSchemas = Record<string, z.ZodType>;
+
+/** Options of one step. */
+export interface StepOptions {
+  /** Retries after the first attempt (default 3). A FatalError is never retried. */
+  retries?: number;
+  /** Backoff before retry n: `initial * factor^(n-1)`, capped at `max`, with jitter. A number is `initial` in ms. */
+  backoff?: Duration | { initial?: Duration; max?: Duration; factor?: number; jitter?: boolean };
+  /** Per-attempt time limit; the step's AbortSignal fires when it passes. */
+  timeout?: Duration;
+  /** Recorded with the entry and shown in history (what the step worked on). */
+  input?: unknown;
+}
+
+/** What a step's function receives: the run's writable state and the attempt's signal. */
+export interface StepContext<S = any, Q extends QueueSchemas = QueueSchemas> {
+  /** The run's state; writes commit atomically with the step's record, or are discarded if it fails. */
+  state: S;
+  /** Fires when the attempt times out or the run is cancelled. */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly name: string;
+  readonly key: string;
+  readonly workflow: string;
+  /** Progress to connected clients (not recorded). */
+  broadcast(event: string, data?: unknown): void;
+  /** @internal phantom for queue typing */
+  readonly __queues?: Q;
+}
+
+/** Return from a loop iteration: go on with new loop state, or stop with a value. */
+export type LoopResult<LS, T> = { continue: true; state: LS } | { break: true; value: T };
+
+/** Helpers to build loop results. */
+export const Loop = {
+  continue<LS>(state: LS): { continue: true; state: LS } {
+    return { continue: true, state };
+  },
+  break<T>(value: T): { break: true; value: T } {
+    return { break: true, value };
+  },
+};
+
+export interface LoopOptions<S, Q extends QueueSchemas, LS, T> {
+  /** Loop-carried state (JSON), recorded after every iteration. */
+  state: LS;
+  run: (ctx: WorkflowContext<S, Q>, state: LS) => Promise<LoopResult<LS, T>>;
+  /** How many recent iterations keep their full history (default 20); older ones are compacted. */
+  historyKeep?: number;
+}
+
+type BranchFns<S, Q extends QueueSchemas> = Record<string, (ctx: WorkflowContext<S, Q>) => Promise<unknown>>;
+type BranchResults<B> = { [K in keyof B]: B[K] extends (...args: any[]) => Promise<infer R> ? R : never };
+
+/** The context a workflow's `run` receives. Every call takes a name unique within its scope. */
+export interface WorkflowContext<S = any, Q extends QueueSchemas = QueueSchemas> {
+  /** The run's state (read it here; write it inside steps). */
+  readonly state: Readonly<S>;
+  readonly key: string;
+  readonly workflow: string;
+  /** The version of the workflow this run is pinned to. */
+  readonly workflowVersion: number;
+  /** Fires when the run is cancelled. */
+  readonly signal: AbortSignal;
+
+  /** Runs `fn` once and records its result; on replay returns the record. */
+  step<T>(name: string, fn: (step: StepContext<S, Q>) => Promise<T> | T, options?: StepOptions): Promise<T>;
+  /** A durable timer. */
+  sleep(name: string, duration: Duration): Promise<void>;
+  sleepUntil(name: string, at: Date | number): Promise<void>;
+  queue: {
+    /** Waits for the next message on a queue. With `timeout`, resolves null when it passes. */
+    next<K extends keyof Q & string>(name: string, options: { queue: K }): Promise<z.output<Q[K]>>;
+    next<K extends keyof Q & string>(
+      name: string,
+      options: { queue: K; timeout: Duration },
+    ): Promise<z.output<Q[K]> | null>;
+  };
+  /** Runs branches in parallel, each with its own history scope; resolves when all complete. */
+  join<B extends BranchFns<S, Q>>(
+    name: string,
+    branches: B,
+  ): Promise<BranchResults<B> & Iterable<BranchResults<B>[keyof B]>>;
+  /** Runs branches in parallel; the first to complete wins and the others are cancelled. */
+  race<B extends BranchFns<S, Q>>(
+    name: string,
+    branches: B,
+  ): Promise<{ [K in keyof B]: { winner: K; value: BranchResults<B>[K] } }[keyof B]>;
+  /** A long-lived loop whose older iterations are compacted out of history. */
+  loop<LS, T>(name: string, options: LoopOptions<S, Q, LS, T>): Promise<T>;
+  /** Progress to connected clients (not recorded; not repeated on replay). */
+  broadcast(event: string, data?: unknown): void;
+  /** Marks an entry that older histories hold and this code no longer runs. */
+  removed(name: string): Promise<void>;
+  /**
+   * A patch point: returns the version recorded in history for `name`, or records and returns `latest`
+   * when this run reaches the point for the first time. Runs that passed the point before it existed get 1.
+   */
+  version(name: string, latest: number): Promise<number>;
+}
+
+/** What an action receives: the run's committed state (read-only) and a way to message the run. */
+export interface ActionContext<S = any, Q extends QueueSchemas = QueueSchemas> {
+  readonly state: Readonly<S>;
+  readonly key: string;
+  readonly workflow: string;
+  readonly status: string;
+  send<K extends keyof Q & string>(
+    queue: K,
+    body: z.input<Q[K]>,
+    options?: { idempotencyKey?: string },
+  ): Promise<void>;
+}
+
+type ActionFns<S, Q extends QueueSchemas> = Record<
+  string,
+  (c: ActionContext<S, Q>, ...args: any[]) => unknown
+>;
+
+export interface WorkflowConfig<S, Q extends QueueSchemas, I, O, A extends ActionFns<S, Q>> {
+  /** Runs keep the version they started on; new runs take the latest registered. Default 1. */
+  version?: number;
+  /** The initial state of every run (JSON). */
+  state?: S;
+  queues?: Q;
+  actions?: A;
+  run: (ctx: WorkflowContext<S, Q>, input: I) => Promise<O>;
+  /** Shown to people and AI clients. */
+  description?: string;
+}
+
+/** A workflow definition, as returned by `workflow()`. */
+export interface WorkflowDefinition<
+  S = any,
+  Q extends QueueSchemas = QueueSchemas,
+  I = any,
+  O = any,
+  A extends ActionFns<S, Q> = ActionFns<S, Q>,
+> {
+  readonly kind: "waymark.workflow";
+  readonly version: number;
+  readonly initialState: S;
+  readonly queues: Q;
+  readonly actions: A;
+  readonly description: string | undefined;
+  readonly run: (ctx: WorkflowContext<S, Q>, input: I) => Promise<O>;
+}
+
+/** Defines a workflow: an async function over a durable context. */
+export function workflow<
+  S extends object = {},
+  Q extends QueueSchemas = {},
+  I = undefined,
+  O = unknown,
+  A extends ActionFns<S, Q> = {},
+>(config: WorkflowConfig<S, Q, I, O, A>): WorkflowDefinition<S, Q, I, O, A> {
+  if (typeof config !== "object" || config === null || typeof config.run !== "function") {
+    throw new TypeError(
+      "workflow({ run }) needs a run function: workflow({ state: {...}, run: async (ctx) => {...} })",
+    );
+  }
+  const version = config.version ?? 1;
+  if (!Number.isInteger(version) || version < 1) {
+    throw new TypeError(`workflow version must be a positive integer, got ${String(config.version)}`);
+  }
+  return Object.freeze({
+    kind: "waymark.workflow" as const,
+    version,
+    initialState: (config.state ?? {}) as S,
+    queues: (config.queues ?? {}) as Q,
+    actions: (config.actions ?? {}) as A,
+    description: config.description,
+    run: config.run,
+  });
+}
+
+export type AnyWorkflow = WorkflowDefinition<any, any, any, any, any>;
+/** A registry entry: one definition, or several versions of one workflow. */
+export type WorkflowEntry = AnyWorkflow | readonly AnyWorkflow[];
+export type LatestOf<E> = E extends readonly (infer D)[] ? D : E;
+
+export type StateOf<W> = LatestOf<W> extends WorkflowDefinition<infer S, any, any, any, any> ? S : never;
+export type QueuesOf<W> = LatestOf<W> extends WorkflowDefinition<any, infer Q, any, any, any> ? Q : never;
+export type InputOf<W> = LatestOf<W> extends WorkflowDefinition<any, any, infer I, any, any> ? I : never;
+export type OutputOf<W> = LatestOf<W> extends WorkflowDefinition<any, any, any, infer O, any> ? O : never;
+export type ActionsOf<W> = LatestOf<W> extends WorkflowDefinition<any, any, any, any, infer A> ? A : never;
+
+/** The step context type of a workflow: `WorkflowStepContextOf<typeof myWorkflow>`. */
+export type WorkflowStepContextOf<W> = StepContext<StateOf<W>, QueuesOf<W>>;
+/** The workflow context type of a workflow. */
+export type WorkflowContextOf<W> = WorkflowContext<StateOf<W>, QueuesOf<W>>;
