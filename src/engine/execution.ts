@@ -322,20 +322,16 @@ export class RunExecution {
 
   private finish(output: unknown): void {
     if (this.dead) return;
-    if (this.fatal) return this.fail(this.fatal);
-    if (this.root.next < this.root.loaded) {
-      // History holds more root entries than the code ran: something was removed.
-      try {
-        this.diverge(this.root, this.root.next, this.root.entries[this.root.next], null);
-      } catch (err) {
-        return this.fail(err);
-      }
-    }
     let json: string | null;
     try {
+      if (this.fatal) throw this.fatal;
+      // History holds more root entries than the code ran: something was removed.
+      if (this.root.next < this.root.loaded)
+        this.diverge(this.root, this.root.next, this.root.entries[this.root.next], null);
       json = output === undefined ? null : toJson(output, `The result of run "${this.label}"`);
     } catch (err) {
-      return this.fail(err);
+      this.fail(err);
+      return;
     }
     void this.end("completed", { output: json });
   }

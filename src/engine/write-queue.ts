@@ -24,10 +24,8 @@ interface Deferred<T> {
 }
 
 /** What the queue tells its owner when a commit fails for some runs. */
-export interface WriteFailureHandler {
-  /** These runs' writes were not stored; their executions must stop and reload later. */
-  (runIds: number[], error: unknown): void;
-}
+/** These runs' writes were not stored; their executions must stop and reload later. */
+export type WriteFailureHandler = (runIds: number[], error: unknown) => void;
 
 class Pending {
   entries = new Map<string, EntryRow>();
@@ -231,8 +229,12 @@ export class WriteQueue {
         for (const f of batch.flushers) f(batch.failed);
         return;
       }
-      batch.creates.forEach((c, i) => c.d.resolve(result.created[i]!));
-      batch.messages.forEach((m, i) => m.d.resolve(result.messages[i]!));
+      batch.creates.forEach((c, i) => {
+        c.d.resolve(result.created[i]!);
+      });
+      batch.messages.forEach((m, i) => {
+        m.d.resolve(result.messages[i]!);
+      });
       for (const f of batch.flushers) f(batch.failed);
       return;
     }
