@@ -8,6 +8,7 @@
 // - Another process's writes (messages, requests) are noticed through the store's change counter.
 
 import os from "node:os";
+import { z } from "zod";
 import {
   EngineClosedError,
   InvalidInputError,
@@ -25,6 +26,7 @@ import {
   type RunStatus,
   type Store,
   TERMINAL_STATUSES,
+  type WorkflowMeta,
 } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import { type Clock, systemClock } from "./clock.js";
@@ -108,7 +110,10 @@ export class Engine extends RunsApi implements EngineCore {
 
   /** Checks the database against the registry, takes over dead owners' runs and starts the background loops. */
   async start(): Promise<void> {
-    if (this.executes) await this.checkVersions();
+    if (this.executes) {
+      await this.checkVersions();
+      await this.publishDefinitions();
+    }
     this.messageMark = await this.store.maxMessageId();
     this.lastChange = await this.store.changeCounter();
     await this.expireDeadOwners();
@@ -118,6 +123,33 @@ export class Engine extends RunsApi implements EngineCore {
       this.heartbeat = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
     }
     await this.tick();
+  }
+
+  /** Publishes this registry's workflows so processes without their code can validate messages and show them. */
+  private async publishDefinitions(): Promise<void> {
+    const now = this.clock.now();
+    const meta: WorkflowMeta[] = [];
+    for (const [name, versions] of this.defs) {
+      for (const def of versions.values()) {
+        const queues: Record<string, unknown> = {};
+        for (const [q, schema] of Object.entries(def.queues as Record<string, z.ZodType>)) {
+          try {
+            queues[q] = z.toJSONSchema(schema, { unrepresentable: "any" });
+          } catch {
+            queues[q] = {};
+          }
+        }
+        meta.push({
+          name,
+          version: def.version,
+          description: def.description ?? null,
+          queues: JSON.stringify(queues),
+          actions: JSON.stringify(Object.keys(def.actions)),
+          registeredAt: now,
+        });
+      }
+    }
+    await this.store.registerWorkflows(meta);
   }
 
   private async checkVersions(): Promise<void> {

@@ -18,6 +18,7 @@ import {
   type Store,
   TERMINAL_STATUSES,
 } from "../storage/store.js";
+import { z } from "zod";
 import type { AnyWorkflow } from "../workflow.js";
 import type { Clock } from "./clock.js";
 import type { EventHub } from "./events.js";
@@ -50,6 +51,16 @@ export interface ListRunsOptions {
   limit?: number;
   /** Opaque cursor from a previous page. */
   cursor?: string;
+}
+
+/** A workflow as a process that runs it published it to the database. */
+export interface PublishedWorkflow {
+  name: string;
+  version: number;
+  description: string | null;
+  /** Queue name to the JSON Schema of its messages. */
+  queues: Record<string, unknown>;
+  actions: string[];
 }
 
 export interface RunPage {
@@ -114,6 +125,48 @@ export abstract class RunsApi {
 
   definitionOf(run: RunRow): AnyWorkflow | undefined {
     return this.defs.get(run.workflow)?.get(run.version);
+  }
+
+  private metaCache: Map<string, PublishedWorkflow> | null = null;
+
+  /** Workflows as published in the database by the processes that run them (name@version). */
+  async published(refresh = false): Promise<Map<string, PublishedWorkflow>> {
+    if (!this.metaCache || refresh) {
+      const map = new Map<string, PublishedWorkflow>();
+      for (const m of await this.store.workflowMeta()) {
+        map.set(`${m.name}@${m.version}`, {
+          name: m.name,
+          version: m.version,
+          description: m.description,
+          queues: JSON.parse(m.queues) as Record<string, unknown>,
+          actions: JSON.parse(m.actions) as string[],
+        });
+      }
+      this.metaCache = map;
+    }
+    return this.metaCache;
+  }
+
+  /** The schema of a run's queue: from the code when this process has it, else as published. */
+  async queueSchema(run: RunRow, queue: string): Promise<z.ZodType> {
+    const def = this.definitionOf(run);
+    if (def) {
+      const schema = def.queues[queue];
+      if (!schema) throw new UnknownQueueError(run.workflow, String(queue), Object.keys(def.queues));
+      return schema;
+    }
+    const key = `${run.workflow}@${run.version}`;
+    const meta = (await this.published()).get(key) ?? (await this.published(true)).get(key);
+    if (!meta) {
+      throw new WaymarkError(
+        "NO_CODE",
+        `No process has published workflow "${run.workflow}" version ${run.version} to this database, so its queues are unknown. Start the application that runs it once, then send again.`,
+        { workflow: run.workflow, version: run.version },
+      );
+    }
+    const json = meta.queues[queue];
+    if (json === undefined) throw new UnknownQueueError(run.workflow, String(queue), Object.keys(meta.queues));
+    return z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
   }
 
   /** Validates a message with the queue's schema, stores it durably, and wakes the run if it waits. */

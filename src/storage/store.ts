@@ -97,6 +97,18 @@ export interface RequestRow {
   createdAt: number;
 }
 
+/** What a process that runs a workflow publishes about it, so processes without its code can validate and show it. */
+export interface WorkflowMeta {
+  name: string;
+  version: number;
+  description: string | null;
+  /** JSON: queue name to the JSON Schema of its messages. */
+  queues: string;
+  /** JSON: action names. */
+  actions: string;
+  registeredAt: number;
+}
+
 export interface CreateRun {
   workflow: string;
   key: string;
@@ -251,6 +263,10 @@ export interface Store {
   cancelRun(runId: number, now: number, owner: string): Promise<boolean>;
 
   pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]>;
+
+  /** Publishes workflow definitions (upsert by name and version). */
+  registerWorkflows(meta: WorkflowMeta[]): Promise<void>;
+  workflowMeta(): Promise<WorkflowMeta[]>;
 
   /** A number that changes whenever another connection commits (cheap; polled). */
   changeCounter(): Promise<number>;

@@ -73,6 +73,16 @@ export const MIGRATIONS: readonly string[] = [
     done_at INTEGER
   );
   CREATE INDEX requests_pending ON requests (run_id, id) WHERE done_at IS NULL;
+
+  CREATE TABLE workflows (
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    description TEXT,
+    queues TEXT NOT NULL,
+    actions TEXT NOT NULL,
+    registered_at INTEGER NOT NULL,
+    PRIMARY KEY (name, version)
+  );
   `,
 ];
 

@@ -17,6 +17,7 @@ import type {
   RunQuery,
   RunRow,
   Store,
+  WorkflowMeta,
   WriteBatch,
 } from "../store.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
@@ -254,6 +255,12 @@ export class SqliteStore implements Store {
       liveVersions: p(`SELECT workflow, version, count(*) AS count, group_concat(key, char(31)) AS keys FROM (
           SELECT workflow, version, key FROM runs WHERE status NOT IN ('completed', 'failed', 'cancelled'))
         GROUP BY workflow, version`),
+      registerWorkflow: p(`INSERT INTO workflows (name, version, description, queues, actions, registered_at)
+        VALUES (@name, @version, @description, @queues, @actions, @registeredAt)
+        ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
+          actions = excluded.actions, registered_at = excluded.registered_at`),
+      workflowMeta: p(`SELECT name, version, description, queues, actions, registered_at AS registeredAt FROM workflows
+        ORDER BY name, version`),
       requestsAll: p(
         "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL ORDER BY id LIMIT ?",
       ),
@@ -559,6 +566,20 @@ export class SqliteStore implements Store {
     const out: RequestRow[] = [];
     for (const id of runIds) out.push(...(this.stmts.requestsFor.all(id) as RequestRow[]));
     return out;
+  }
+
+  async registerWorkflows(meta: WorkflowMeta[]): Promise<void> {
+    try {
+      this.db.transaction(() => {
+        for (const m of meta) this.stmts.registerWorkflow.run(m);
+      })();
+    } catch (err) {
+      throw this.describeWriteError(err);
+    }
+  }
+
+  async workflowMeta(): Promise<WorkflowMeta[]> {
+    return this.stmts.workflowMeta.all() as WorkflowMeta[];
   }
 
   async changeCounter(): Promise<number> {

@@ -1,0 +1,38 @@
+#!/usr/bin/env node
+// The `waymark` command: each verb lives in its own module under src/cli/ and exports `run(args)`.
+
+const VERBS: Record<string, string> = {
+  demo: "Run the sample workflows against a local fake API and serve them (npm start).",
+  mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module].",
+};
+
+function usage(): string {
+  const width = Math.max(...Object.keys(VERBS).map((v) => v.length));
+  return `Usage: waymark <verb> [options]\n\n${Object.entries(VERBS)
+    .map(([v, d]) => `  ${v.padEnd(width)}  ${d}`)
+    .join("\n")}\n\nRun "waymark <verb> --help" for a verb's options.\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [verb, ...rest] = argv;
+  if (!verb || verb === "--help" || verb === "-h" || verb === "help") {
+    process.stderr.write(usage());
+    return verb ? 0 : 2;
+  }
+  if (!Object.hasOwn(VERBS, verb)) {
+    process.stderr.write(`waymark: unknown verb "${verb}".\n\n${usage()}`);
+    return 2;
+  }
+  const mod = (await import(`./${verb}.js`)) as { run(args: string[]): Promise<number> };
+  return mod.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`waymark: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exitCode = 1;
+  },
+);
