@@ -7,7 +7,14 @@ export type { EngineEvent } from "./engine/events.js";
 export { RunHandle } from "./engine/handle.js";
 export type { Attempt, EntryKind, EntryStatus, ErrorInfo } from "./engine/history.js";
 export type { StateDiff } from "./engine/json.js";
-export type { ListRunsOptions, RunPage, SendOptions, SendResult } from "./engine/runs-api.js";
+export type {
+  EntryDetail,
+  ListRunsOptions,
+  PublishedWorkflow,
+  RunPage,
+  SendOptions,
+  SendResult,
+} from "./engine/runs-api.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
 export { type Registry, type StartOptions, setup, type WaymarkEngine } from "./registry.js";

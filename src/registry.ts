@@ -89,3 +89,21 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     },
   };
 }
+
+/**
+ * Opens a database without running any workflow (what `waymark mcp --db` does beside an application):
+ * reads everything, stores messages, and asks the owning process to cancel or replay.
+ */
+export async function attach(options: StartOptions = {}): Promise<Engine> {
+  const store = await openStore(options.database, {
+    ...(options.durability ? { durability: options.durability } : {}),
+  });
+  const engine = new Engine(store, new Map(), { ...options, execute: false });
+  try {
+    await engine.start();
+  } catch (err) {
+    await engine.close().catch(() => {});
+    throw err;
+  }
+  return engine;
+}

@@ -1,5 +1,6 @@
 // The run-facing API of the engine: look up, message, cancel, read and await runs.
 
+import { z } from "zod";
 import {
   InvalidInputError,
   InvalidMessageError,
@@ -18,14 +19,14 @@ import {
   type Store,
   TERMINAL_STATUSES,
 } from "../storage/store.js";
-import { z } from "zod";
 import type { AnyWorkflow } from "../workflow.js";
 import type { Clock } from "./clock.js";
 import type { EventHub } from "./events.js";
 import type { RunExecution } from "./execution.js";
 import { RunHandle } from "./handle.js";
-import type { ErrorInfo } from "./history.js";
+import { type ErrorInfo, entryPath } from "./history.js";
 import { fromJson, toJson } from "./json.js";
+import { stateAround } from "./state-history.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
 import type { WriteQueue } from "./write-queue.js";
 
@@ -61,6 +62,12 @@ export interface PublishedWorkflow {
   /** Queue name to the JSON Schema of its messages. */
   queues: Record<string, unknown>;
   actions: string[];
+}
+
+/** One entry with the run's state before and after it. */
+export interface EntryDetail extends HistoryEntry {
+  stateBefore: unknown;
+  stateAfter: unknown;
 }
 
 export interface RunPage {
@@ -165,7 +172,8 @@ export abstract class RunsApi {
       );
     }
     const json = meta.queues[queue];
-    if (json === undefined) throw new UnknownQueueError(run.workflow, String(queue), Object.keys(meta.queues));
+    if (json === undefined)
+      throw new UnknownQueueError(run.workflow, String(queue), Object.keys(meta.queues));
     return z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
   }
 
@@ -264,6 +272,29 @@ export abstract class RunsApi {
     const limit = Math.min(Math.max(options.limit ?? 1000, 1), 10_000);
     const rows = await this.store.listEntries(runId, options.after ?? 0, limit);
     return rows.map(toHistoryEntry);
+  }
+
+  /**
+   * One entry whole, by id (seq) or path, with the run's state before and after it.
+   * State is rebuilt by reverting later entries' recorded changes from the current state.
+   */
+  async entry(runId: number, ref: number | string): Promise<EntryDetail> {
+    const run = await this.runRow(runId);
+    const rows = await this.store.allEntries(runId);
+    const row =
+      typeof ref === "number"
+        ? rows.find((r) => r.seq === ref)
+        : rows.find((r) => entryPath(r.scope, r.name) === ref);
+    if (!row) {
+      const names = rows.filter((r) => r.scope === "").map((r) => r.name);
+      throw new WaymarkError(
+        "ENTRY_NOT_FOUND",
+        `Run "${run.workflow}/${run.key}" has no entry ${JSON.stringify(ref)}. ${names.length ? `Its root entries are: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ", ..." : ""}.` : "Its history is empty."} Entries are named by path (e.g. "notify[mail]/send") or id.`,
+        { run: `${run.workflow}/${run.key}`, ref },
+      );
+    }
+    const { before, after } = stateAround(run.state, rows, row);
+    return { ...toHistoryEntry(row), stateBefore: before, stateAfter: after };
   }
 
   /** Waits for the run to finish; resolves its output, or rejects with why it did not complete. */

@@ -259,7 +259,8 @@ export class SqliteStore implements Store {
         VALUES (@name, @version, @description, @queues, @actions, @registeredAt)
         ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
           actions = excluded.actions, registered_at = excluded.registered_at`),
-      workflowMeta: p(`SELECT name, version, description, queues, actions, registered_at AS registeredAt FROM workflows
+      workflowMeta:
+        p(`SELECT name, version, description, queues, actions, registered_at AS registeredAt FROM workflows
         ORDER BY name, version`),
       requestsAll: p(
         "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL ORDER BY id LIMIT ?",

@@ -1,0 +1,57 @@
+// The run's state at any entry, rebuilt from the current state and the entries' recorded changes.
+//
+// Each entry that changed state holds its diff (values before and after, per top-level key) and a
+// state sequence number. Reverting, newest first, every diff at or after an entry yields the state
+// before it. Loop compaction folds deleted entries' diffs into the loop entry, so this stays exact.
+
+import type { EntryRow } from "../storage/store.js";
+import { type JsonValue, revertDiff, type StateDiff } from "./json.js";
+
+interface Change {
+  stateSeq: number;
+  diff: StateDiff;
+}
+
+/** All recorded state changes of a run, oldest first. */
+export function changesOf(rows: EntryRow[]): Change[] {
+  const out: Change[] = [];
+  for (const r of rows) {
+    if (r.stateSeq !== null && r.stateDiff !== null)
+      out.push({ stateSeq: r.stateSeq, diff: JSON.parse(r.stateDiff) as StateDiff });
+    if (r.kind === "loop" && r.detail !== null) {
+      const compacted = (JSON.parse(r.detail) as { compacted?: { diff: StateDiff; stateSeq: number } })
+        .compacted;
+      if (compacted && compacted.stateSeq > 0)
+        out.push({ stateSeq: compacted.stateSeq, diff: compacted.diff });
+    }
+  }
+  return out.sort((a, b) => a.stateSeq - b.stateSeq);
+}
+
+/** The state after reverting every change with stateSeq > `upTo`. */
+export function stateAt(currentJson: string, changes: Change[], upTo: number): Record<string, JsonValue> {
+  const state = JSON.parse(currentJson) as Record<string, JsonValue>;
+  for (let i = changes.length - 1; i >= 0 && changes[i]!.stateSeq > upTo; i--)
+    revertDiff(state, changes[i]!.diff);
+  return state;
+}
+
+/** The state before and after one entry. */
+export function stateAround(
+  currentJson: string,
+  rows: EntryRow[],
+  entry: EntryRow,
+): { before: unknown; after: unknown } {
+  const changes = changesOf(rows);
+  if (entry.stateSeq !== null) {
+    return {
+      before: stateAt(currentJson, changes, entry.stateSeq - 1),
+      after: stateAt(currentJson, changes, entry.stateSeq),
+    };
+  }
+  // No change of its own: the state as of the last change recorded before it.
+  let upTo = 0;
+  for (const r of rows) if (r.seq < entry.seq && r.stateSeq !== null && r.stateSeq > upTo) upTo = r.stateSeq;
+  const at = stateAt(currentJson, changes, upTo);
+  return { before: at, after: at };
+}
