@@ -17,7 +17,7 @@ export type {
 } from "./engine/runs-api.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
-export { type Registry, type StartOptions, setup, type WaymarkEngine } from "./registry.js";
+export { attach, type Registry, type StartOptions, setup, type WaymarkEngine } from "./registry.js";
 export { DEFAULT_DATABASE, openStore } from "./storage/open.js";
 export type { RunStatus, Store } from "./storage/store.js";
 export {

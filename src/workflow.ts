@@ -124,13 +124,14 @@ type ActionFns<S, Q extends QueueSchemas> = Record<
   (c: ActionContext<S, Q>, ...args: any[]) => unknown
 >;
 
-export interface WorkflowConfig<S, Q extends QueueSchemas, I, O, A extends ActionFns<S, Q>> {
+export interface WorkflowConfig<S, Q extends QueueSchemas, I, O, A> {
   /** Runs keep the version they started on; new runs take the latest registered. Default 1. */
   version?: number;
   /** The initial state of every run (JSON). */
   state?: S;
   queues?: Q;
-  actions?: A;
+  /** Functions callers run against a run's committed state: `actions: { getState: (c) => c.state }`. */
+  actions?: A & ActionFns<S, Q>;
   run: (ctx: WorkflowContext<S, Q>, input: I) => Promise<O>;
   /** Shown to people and AI clients. */
   description?: string;
@@ -142,7 +143,7 @@ export interface WorkflowDefinition<
   Q extends QueueSchemas = QueueSchemas,
   I = any,
   O = any,
-  A extends ActionFns<S, Q> = ActionFns<S, Q>,
+  A = ActionFns<S, Q>,
 > {
   readonly kind: "waymark.workflow";
   readonly version: number;
@@ -159,7 +160,7 @@ export function workflow<
   Q extends QueueSchemas = {},
   I = undefined,
   O = unknown,
-  A extends ActionFns<S, Q> = {},
+  A = {},
 >(config: WorkflowConfig<S, Q, I, O, A>): WorkflowDefinition<S, Q, I, O, A> {
   if (typeof config !== "object" || config === null || typeof config.run !== "function") {
     throw new TypeError(

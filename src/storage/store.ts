@@ -4,8 +4,8 @@
 // - `commit(batch)` is atomic: all of a batch's writes land, or none do (and it rejects).
 // - JSON columns are opaque strings here; the engine serialises, the store never parses them.
 // - Times are milliseconds since the epoch from the engine's injected clock; SQL never calls `now`.
-// - A message insert wakes its run (sets wake_at to the batch's `now`) when the run is `waiting`
-//   on that queue; a suspend patch (`waitQueues` set) wakes the run at once if a matching
+// - A message insert wakes its run (sets wake_at to the batch's `now`) when the run is suspended
+//   waiting on that queue (`wait_queues` holds it); a suspend patch (`waitQueues` set) wakes the run at once if a matching
 //   unconsumed message already exists. Together these make a wake-up impossible to lose.
 // - Run ids, entry seqs and message ids only grow.
 

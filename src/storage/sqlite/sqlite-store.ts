@@ -195,7 +195,7 @@ export class SqliteStore implements Store {
       insertMessage: p(`INSERT OR IGNORE INTO messages (run_id, queue, body, sent_at, idempotency_key)
         VALUES (?, ?, ?, ?, ?)`),
       messageByIdempotency: p("SELECT id FROM messages WHERE run_id = ? AND idempotency_key = ?").pluck(),
-      wakeForMessage: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND status = 'waiting' AND owner IS NULL
+      wakeForMessage: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL
         AND instr(wait_queues, '|' || ?3 || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
       wakeIfMessageWaiting: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM messages
         WHERE run_id = ?2 AND consumed_at IS NULL AND instr(?3, '|' || queue || '|') > 0)`),

@@ -1,0 +1,251 @@
+import { describe, expect, it } from "vitest";
+import { FakeClock, FatalError, setup, workflow } from "../../src/index.js";
+import { closeLater, tempDb, until } from "../helpers.js";
+
+describe("steps", () => {
+  it("records each step once and never re-runs a recorded step when the run resumes", async () => {
+    const db = tempDb();
+    const clock = new FakeClock();
+    const timeline: string[] = [];
+    const wf = workflow({
+      state: { total: 0 },
+      run: async (ctx) => {
+        const a = await ctx.step("a", (s) => {
+          timeline.push("a");
+          s.state.total += 1;
+          return 1;
+        });
+        const b = await ctx.step("b", () => {
+          timeline.push("b");
+          return a + 1;
+        });
+        await ctx.sleep("nap", "1h");
+        const c = await ctx.step("c", (s) => {
+          timeline.push("c");
+          s.state.total += 10;
+          return b + 1;
+        });
+        return { a, b, c };
+      },
+    });
+    const registry = setup({ use: { wf } });
+    const first = await registry.start({ database: db, clock });
+    const run = await first.getOrCreate("wf", "k1");
+    await until(async () => (await run.status()) === "sleeping", "the run to sleep");
+    await first.close();
+    expect(timeline).toEqual(["a", "b"]);
+
+    const second = closeLater(await registry.start({ database: db, clock }));
+    clock.advance(60 * 60_000);
+    const again = await second.get("wf", "k1");
+    expect(await again.result({ timeout: 5000 })).toEqual({ a: 1, b: 2, c: 3 });
+    expect(timeline).toEqual(["a", "b", "c"]);
+    expect(await again.state()).toEqual({ total: 11 });
+    const history = await again.history();
+    expect(history.map((e) => `${e.path}:${e.kind}:${e.status}`)).toEqual([
+      "a:step:completed",
+      "b:step:completed",
+      "nap:sleep:completed",
+      "c:step:completed",
+    ]);
+    expect(history[0]!.stateChange).toEqual({ total: { before: 0, after: 1 } });
+    expect(history[0]!.attempts).toHaveLength(1);
+  });
+
+  it("refuses a result that is not JSON, naming the step and the value's type", async () => {
+    const wf = workflow({
+      run: async (ctx) => {
+        await ctx.step("make-date", () => new Date(0));
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(/make-date/);
+    const info = await run.info();
+    expect(info.status).toBe("failed");
+    expect(info.error?.message).toMatch(
+      /The result of step "make-date" is not JSON-serialisable: the value is a Date/,
+    );
+    const [entry] = await run.history();
+    expect(entry!.attempts).toHaveLength(1); // not retried: it would fail the same way
+  });
+
+  it("retries with exponential backoff, recording every attempt with its error", async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    const wf = workflow({
+      run: async (ctx) =>
+        ctx.step(
+          "flaky",
+          () => {
+            calls++;
+            if (calls < 3) throw new Error(`boom ${calls}`);
+            return "ok";
+          },
+          { retries: 3, backoff: { initial: "1s", factor: 2, jitter: false } },
+        ),
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
+    const run = await engine.getOrCreate("wf", "k");
+    await until(async () => (await run.status()) === "retrying", "first retry wait");
+    expect(calls).toBe(1);
+    const [waiting] = await run.history();
+    expect(waiting!.attempts![0]!.retryAt).toBe(clock.now() + 1000);
+    clock.advance(999);
+    await engine.tick();
+    expect(calls).toBe(1);
+    clock.advance(1);
+    await until(() => calls === 2, "second attempt");
+    await until(async () => (await run.status()) === "retrying", "second retry wait");
+    clock.advance(2000);
+    expect(await run.result({ timeout: 5000 })).toBe("ok");
+    const [entry] = await run.history();
+    expect(entry!.attempts!.map((a) => [a.n, a.status, a.error?.message ?? null])).toEqual([
+      [1, "failed", "boom 1"],
+      [2, "failed", "boom 2"],
+      [3, "completed", null],
+    ]);
+    expect(entry!.attempts![0]!.error!.stack).toMatch(/boom 1/);
+    expect(
+      entry!.attempts!.every((a) => typeof a.startedAt === "number" && typeof a.endedAt === "number"),
+    ).toBe(true);
+  });
+
+  it("fails the step after its last retry, and the run with it", async () => {
+    const clock = new FakeClock();
+    const wf = workflow({
+      run: async (ctx) =>
+        ctx.step(
+          "always",
+          () => {
+            throw new TypeError("nope");
+          },
+          { retries: 1, backoff: 10 },
+        ),
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
+    const run = await engine.getOrCreate("wf", "k");
+    await until(async () => (await run.status()) === "retrying", "retry wait");
+    clock.advance(10);
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(
+      /Step "always" of run "wf\/k" failed after 2 attempts: TypeError: nope/,
+    );
+    const info = await run.info();
+    expect(info.error?.code).toBe("STEP_FAILED");
+    const [entry] = await run.history();
+    expect(entry!.status).toBe("failed");
+    expect(entry!.attempts).toHaveLength(2);
+  });
+
+  it("fails at once on a FatalError, without retries", async () => {
+    let calls = 0;
+    const wf = workflow({
+      run: async (ctx) =>
+        ctx.step("charge", () => {
+          calls++;
+          throw new FatalError("card declined");
+        }),
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(
+      /fatal error \(not retried\): FatalError: card declined/,
+    );
+    expect(calls).toBe(1);
+  });
+
+  it("lets workflow code catch a failed step and go on", async () => {
+    const wf = workflow({
+      run: async (ctx) => {
+        try {
+          await ctx.step("bad", () => {
+            throw new FatalError("no");
+          });
+        } catch (err) {
+          return await ctx.step("compensate", () => `handled ${(err as Error).name}`);
+        }
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    expect(await run.result({ timeout: 5000 })).toBe("handled StepFailedError");
+  });
+
+  it("times out an attempt and fires its AbortSignal", async () => {
+    let aborted: unknown = null;
+    const wf = workflow({
+      run: async (ctx) =>
+        ctx.step(
+          "slow",
+          (s) =>
+            new Promise((_, reject) => {
+              s.signal.addEventListener("abort", () => {
+                aborted = s.signal.reason;
+                reject(s.signal.reason);
+              });
+            }),
+          { timeout: 30, retries: 0 },
+        ),
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(/timed out after 30 ms/);
+    expect((aborted as Error).name).toBe("StepTimeoutError");
+    const [entry] = await run.history();
+    expect(entry!.attempts![0]!.status).toBe("timed-out");
+  });
+
+  it("records a step's input and commits its state with its record; a failed attempt's state is discarded", async () => {
+    const clock = new FakeClock();
+    let calls = 0;
+    const wf = workflow({
+      state: { items: [] as string[], note: "" },
+      run: async (ctx) => {
+        await ctx.step(
+          "add",
+          (s) => {
+            calls++;
+            s.state.items.push(`try-${calls}`);
+            s.state.note = "dirty";
+            if (calls === 1) throw new Error("first attempt fails after writing state");
+            s.state.note = "clean";
+          },
+          { input: { sku: "A-1" }, backoff: 5 },
+        );
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
+    const run = await engine.getOrCreate("wf", "k");
+    await until(async () => (await run.status()) === "retrying", "retry");
+    expect(await run.state()).toEqual({ items: [], note: "" });
+    clock.advance(5);
+    await run.result({ timeout: 5000 });
+    expect(await run.state()).toEqual({ items: ["try-2"], note: "clean" });
+    const [entry] = await run.history();
+    expect(entry!.input).toEqual({ sku: "A-1" });
+    expect(entry!.stateChange).toEqual({
+      items: { before: [], after: ["try-2"] },
+      note: { before: "", after: "clean" },
+    });
+  });
+
+  it("rejects duplicate and malformed names with errors that say how to fix them", async () => {
+    const wf = workflow({
+      run: async (ctx, input: { bad: string }) => {
+        if (input.bad === "dup") {
+          await ctx.step("same", () => 1);
+          await ctx.step("same", () => 2);
+        } else {
+          await ctx.step("a/b", () => 1);
+        }
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const dup = await engine.getOrCreate("wf", "dup", { bad: "dup" });
+    await expect(dup.result({ timeout: 5000 })).rejects.toThrow(
+      /already used the name "same".*give each call its own name/,
+    );
+    const slash = await engine.getOrCreate("wf", "slash", { bad: "slash" });
+    await expect(slash.result({ timeout: 5000 })).rejects.toThrow(/cannot contain "\/"/);
+  });
+});
