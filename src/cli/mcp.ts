@@ -1,0 +1,196 @@
+// `waymark mcp`: serve a database over MCP, beside a running application (attach) or with its workflows.
+//
+//   waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module] [--read-only] [--token-env NAME]
+//
+// Logs go to stderr; in stdio mode stdout carries only the protocol.
+
+import fs from "node:fs";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Engine } from "../engine/engine.js";
+import { DEFAULT_HTTP_PORT, type HttpHandle, serveHttp } from "../mcp/http.js";
+import { createMcpServer } from "../mcp/server.js";
+import { serveStdio } from "../mcp/stdio.js";
+import { attach, type Registry } from "../registry.js";
+import { DEFAULT_DATABASE } from "../storage/open.js";
+
+const HELP = `Usage: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module] [--read-only] [--token-env NAME]
+
+Serves a Waymark database over MCP.
+  --stdio              Talk MCP over stdin/stdout (default): what Claude Code, Claude Desktop and Cursor spawn.
+  --http [host:]port   Serve Streamable HTTP at http://host:port/mcp (host 127.0.0.1 by default; port 0 picks one).
+  --db file            SQLite database (default ${DEFAULT_DATABASE}).
+  --registry module    A module exporting a registry (setup({ use })); TypeScript is loaded directly. This
+                       server then runs the workflows itself. Without it, the server attaches beside the
+                       application that owns the database: it reads everything, and its messages, cancels
+                       and replays are carried out by that application.
+  --read-only          Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action).
+  --token-env NAME     Require "Authorization: Bearer <token>" over HTTP, the token read from environment
+                       variable NAME. Required when binding beyond loopback.
+`;
+
+interface Args {
+  mode: "stdio" | "http";
+  host: string;
+  port: number;
+  db: string;
+  registry: string | null;
+  readOnly: boolean;
+  tokenEnv: string | null;
+}
+
+class UsageError extends Error {}
+
+export function parseArgs(argv: string[]): Args | "help" {
+  const args: Args = {
+    mode: "stdio",
+    host: "127.0.0.1",
+    port: DEFAULT_HTTP_PORT,
+    db: DEFAULT_DATABASE,
+    registry: null,
+    readOnly: false,
+    tokenEnv: null,
+  };
+  const value = (i: number, flag: string) => {
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith("--")) throw new UsageError(`${flag} needs a value.`);
+    return v;
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    switch (a) {
+      case "--help":
+      case "-h":
+        return "help";
+      case "--stdio":
+        args.mode = "stdio";
+        break;
+      case "--http": {
+        args.mode = "http";
+        const next = argv[i + 1];
+        if (next !== undefined && !next.startsWith("--")) {
+          i++;
+          const m = /^(?:(.+):)?(\d+)$/.exec(next);
+          if (!m) throw new UsageError(`--http takes [host:]port, e.g. 3920 or 127.0.0.1:3920; got "${next}".`);
+          if (m[1]) args.host = m[1].replace(/^\[(.*)\]$/, "$1");
+          args.port = Number(m[2]);
+          if (args.port > 65535) throw new UsageError(`Port ${args.port} is out of range (0-65535).`);
+        }
+        break;
+      }
+      case "--db":
+        args.db = value(i++, a);
+        break;
+      case "--registry":
+        args.registry = value(i++, a);
+        break;
+      case "--read-only":
+        args.readOnly = true;
+        break;
+      case "--token-env":
+        args.tokenEnv = value(i++, a);
+        break;
+      default:
+        throw new UsageError(`Unknown option "${a}".`);
+    }
+  }
+  return args;
+}
+
+function log(line: string): void {
+  process.stderr.write(`waymark mcp: ${line}\n`);
+}
+
+/** Loads a registry module (TypeScript too, through tsx) and finds the registry it exports. */
+async function loadRegistry(spec: string): Promise<Registry<Record<string, never>>> {
+  const file = path.resolve(spec);
+  if (!fs.existsSync(file)) throw new UsageError(`--registry: no file at ${file}.`);
+  const { register } = await import("tsx/esm/api");
+  register();
+  const mod = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+  const isRegistry = (v: unknown): v is Registry<Record<string, never>> =>
+    typeof v === "object" && v !== null && (v as { kind?: unknown }).kind === "waymark.registry";
+  const found = [mod.registry, mod.default, ...Object.values(mod)].find(isRegistry);
+  if (!found) {
+    throw new UsageError(
+      `--registry: ${spec} exports no registry. Export one: export const registry = setup({ use: { ... } }).`,
+    );
+  }
+  return found;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  let args: Args | "help";
+  try {
+    args = parseArgs(argv);
+  } catch (err) {
+    process.stderr.write(`waymark mcp: ${(err as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  if (args === "help") {
+    process.stderr.write(HELP);
+    return 0;
+  }
+  let token: string | undefined;
+  if (args.tokenEnv) {
+    token = process.env[args.tokenEnv];
+    if (!token) {
+      log(`--token-env ${args.tokenEnv}: that environment variable is empty or unset; put the token in it.`);
+      return 2;
+    }
+  }
+
+  let engine: Engine;
+  try {
+    if (args.registry) {
+      const registry = await loadRegistry(args.registry);
+      engine = (await registry.start({ database: args.db })) as unknown as Engine;
+      log(`running workflows ${[...engine.defs.keys()].join(", ") || "(none)"} on ${args.db}`);
+    } else {
+      if (args.db !== ":memory:" && !fs.existsSync(args.db)) {
+        log(`no database at ${args.db} yet: it is created empty. Start your application on the same file.`);
+      }
+      engine = await attach({ database: args.db });
+      log(
+        `attached to ${args.db}: reads everything; messages, cancels and replays are carried out by the application that runs the workflows (start_run and call_action need --registry)`,
+      );
+    }
+  } catch (err) {
+    log(err instanceof Error ? err.message : String(err));
+    return err instanceof UsageError ? 2 : 1;
+  }
+
+  const factory = () => createMcpServer(engine, { readOnly: args.readOnly });
+  let stop!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    stop = resolve;
+  });
+  const onSignal = () => stop();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+
+  let http: HttpHandle | null = null;
+  try {
+    if (args.mode === "http") {
+      http = await serveHttp(factory, { host: args.host, port: args.port, ...(token ? { token } : {}) });
+      log(`listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`);
+      await stopped;
+    } else {
+      const session = await serveStdio(factory);
+      log(`serving MCP over stdio${args.readOnly ? " (read-only)" : ""}`);
+      await Promise.race([session.closed, stopped]);
+      await session.close();
+    }
+  } catch (err) {
+    log(err instanceof Error ? err.message : String(err));
+    await engine.close().catch(() => {});
+    return 1;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+  }
+  await http?.close();
+  await engine.close();
+  log("stopped");
+  return 0;
+}

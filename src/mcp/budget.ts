@@ -1,0 +1,132 @@
+// The size budget of answers: no tool answer passes MAX_ANSWER_CHARS; large values are cut with a note
+// and a link to the resource that holds them whole.
+//
+// IMPORTANT: a tool builds its answer at a given `valueLimit`; `fitAnswer` retries with smaller limits
+// until the whole result (text + structuredContent + links, as JSON) fits, then trims list items.
+
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+/** Hard ceiling on the characters of one tool result (its JSON), far below 25,000 tokens. */
+export const MAX_ANSWER_CHARS = 20_000;
+
+/** Per-value limits tried in turn, largest first. */
+const VALUE_LIMITS = [6000, 3000, 1500, 700, 300, 120];
+
+/** A value replaced because it was too large for an answer. */
+export interface Truncated {
+  truncated: true;
+  /** Characters of the value as JSON. */
+  chars: number;
+  /** The beginning of the value as JSON. */
+  preview: string;
+  /** Where to read the whole value (resources/read). */
+  resource: string;
+}
+
+/** A link to a resource that holds what an answer left out. */
+export interface Link {
+  uri: string;
+  name: string;
+  description?: string;
+}
+
+/** What a tool returns before the budget is applied. */
+export interface Answer<T extends Record<string, unknown>> {
+  text: string;
+  structured: T;
+  links?: Link[];
+  /** Set when a value was cut: the budget adds a note to the text. */
+  truncated?: boolean;
+}
+
+/** Tracks what was cut while an answer is built at one value limit. */
+export class Shrinker {
+  truncated = false;
+  readonly links = new Map<string, Link>();
+  constructor(readonly limit: number) {}
+
+  /** The value itself when its JSON fits `limit` characters (or `limit` given), else a Truncated note. */
+  value(value: unknown, resource: string, name: string, limit = this.limit): unknown {
+    if (value === undefined) return undefined;
+    const json = JSON.stringify(value) ?? "null";
+    if (json.length <= limit) return value;
+    this.truncated = true;
+    if (!this.links.has(resource)) this.links.set(resource, { uri: resource, name });
+    const note: Truncated = {
+      truncated: true,
+      chars: json.length,
+      preview: json.slice(0, Math.max(40, Math.floor(limit / 2))),
+      resource,
+    };
+    return note;
+  }
+
+  /** A string cut to `limit` characters with a note saying where the rest is. */
+  text(value: string, resource: string, name: string, limit = this.limit): string {
+    if (value.length <= limit) return value;
+    this.truncated = true;
+    if (!this.links.has(resource)) this.links.set(resource, { uri: resource, name });
+    return `${value.slice(0, limit)}… [${value.length - limit} more characters: ${resource}]`;
+  }
+}
+
+/** Characters of a tool result as it travels (JSON). */
+export function answerSize(result: CallToolResult): number {
+  return JSON.stringify(result).length;
+}
+
+function toResult<T extends Record<string, unknown>>(answer: Answer<T>, shrinker: Shrinker): CallToolResult {
+  const links = new Map<string, Link>();
+  for (const l of answer.links ?? []) links.set(l.uri, l);
+  for (const [uri, l] of shrinker.links) links.set(uri, l);
+  const truncated = answer.truncated || shrinker.truncated;
+  const note = truncated
+    ? "\n\nSome values were too large for this answer and were cut (marked truncated). Read them whole with resources/read on the linked resources."
+    : "";
+  return {
+    content: [
+      { type: "text", text: answer.text + note },
+      ...[...links.values()].map((l) => ({
+        type: "resource_link" as const,
+        uri: l.uri,
+        name: l.name,
+        mimeType: "application/json",
+        ...(l.description ? { description: l.description } : {}),
+      })),
+    ],
+    structuredContent: answer.structured,
+  };
+}
+
+/**
+ * Builds an answer at decreasing value limits until it fits the budget. `render` may also trim lists
+ * itself with `fitItems`. Returns the first result that fits (the smallest attempt otherwise).
+ */
+export function fitAnswer<T extends Record<string, unknown>>(
+  render: (s: Shrinker) => Answer<T>,
+  max = MAX_ANSWER_CHARS,
+): CallToolResult {
+  let last: CallToolResult | undefined;
+  for (const limit of VALUE_LIMITS) {
+    const s = new Shrinker(limit);
+    last = toResult(render(s), s);
+    if (answerSize(last) <= max) return last;
+  }
+  return last!;
+}
+
+/**
+ * The longest prefix of `items` whose rendering fits `max` characters as JSON (at least one item).
+ * Used by listing tools to end a page early and hand out a cursor for the rest.
+ */
+export function fitItems<T>(items: T[], max: number): T[] {
+  let total = 2;
+  const out: T[] = [];
+  for (const item of items) {
+    const size = (JSON.stringify(item)?.length ?? 4) + 1;
+    if (out.length > 0 && total + size > max) break;
+    total += size;
+    out.push(item);
+  }
+  return out;
+}

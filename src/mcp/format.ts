@@ -1,0 +1,88 @@
+// Shared shapes and wording of answers: run summaries, waits, errors and times as a model reads them.
+
+import { z } from "zod";
+import type { ErrorInfo } from "../engine/history.js";
+import type { RunInfo, WaitInfo } from "../engine/views.js";
+import { RUN_STATUSES } from "../storage/store.js";
+
+export const runStatusSchema = z.enum(RUN_STATUSES as [string, ...string[]]);
+
+/** ISO time, or null. */
+export function iso(ms: number | null | undefined): string | null {
+  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
+}
+
+/** "queue \"decisions\"", "sleep until 2025-...", "retry at ..." for each wait. */
+export function waitText(waits: WaitInfo[] | null): string | null {
+  if (!waits || waits.length === 0) return null;
+  return waits
+    .map((w) => {
+      const until = w.until === null ? "" : ` until ${iso(w.until)}`;
+      if (w.kind === "queue")
+        return `message on queue "${w.queue}" at "${w.entry}"${until ? ` (timeout${until})` : ""}`;
+      if (w.kind === "retry") return `retry of "${w.entry}" at ${iso(w.until)}`;
+      return `sleep "${w.entry}"${until}`;
+    })
+    .join("; ");
+}
+
+/** "Name: message" of a recorded error, cut to `max` characters. */
+export function errorLine(error: ErrorInfo | null | undefined, max = 300): string | null {
+  if (!error) return null;
+  const line = `${error.name}: ${error.message}`;
+  return line.length > max ? `${line.slice(0, max)}…` : line;
+}
+
+export const runSummaryShape = {
+  workflow: z.string().describe("Workflow name."),
+  key: z.string().describe("Run key, unique within the workflow."),
+  status: runStatusSchema.describe("Run status."),
+  version: z.number().describe("Workflow version the run is pinned to."),
+  createdAt: z.string().describe("When the run was created (ISO time)."),
+  updatedAt: z.string().describe("When its status last changed (ISO time)."),
+  finishedAt: z.string().nullable().describe("When it finished, or null."),
+  waitingOn: z.string().nullable().describe("What a waiting, sleeping or retrying run waits for."),
+  error: z.string().nullable().describe("The error of a failed run, one line."),
+  uri: z.string().describe("Resource address of the run."),
+};
+
+export type RunSummary = {
+  workflow: string;
+  key: string;
+  status: string;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+  finishedAt: string | null;
+  waitingOn: string | null;
+  error: string | null;
+  uri: string;
+};
+
+/** The one-line facts of a run, for lists. */
+export function runSummary(run: RunInfo, uri: string): RunSummary {
+  return {
+    workflow: run.workflow,
+    key: run.key,
+    status: run.status,
+    version: run.version,
+    createdAt: iso(run.createdAt)!,
+    updatedAt: iso(run.updatedAt)!,
+    finishedAt: iso(run.finishedAt),
+    waitingOn: waitText(run.waiting),
+    error: errorLine(run.error, 200),
+    uri,
+  };
+}
+
+/** `invoice/42 [waiting] v2 — message on queue "decisions"...` */
+export function runLine(s: RunSummary): string {
+  const extra = s.waitingOn ? ` — waits for ${s.waitingOn}` : s.error ? ` — ${s.error}` : "";
+  return `${s.workflow}/${s.key} [${s.status}] v${s.version}, created ${s.createdAt}${extra}`;
+}
+
+/** A JSON value on one line, cut to `max` characters, for text answers. */
+export function brief(value: unknown, max = 160): string {
+  const json = JSON.stringify(value) ?? "undefined";
+  return json.length > max ? `${json.slice(0, max)}…` : json;
+}

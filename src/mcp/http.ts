@@ -1,0 +1,236 @@
+// The Streamable HTTP transport on node:http: stateful sessions (one transport and one server each),
+// GET for the server's stream, DELETE to end a session. Guards: Host and Origin checks against DNS
+// rebinding, an optional bearer token (required beyond loopback), and a body size limit.
+
+import { randomUUID, timingSafeEqual } from "node:crypto";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import os from "node:os";
+import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+
+export interface HttpOptions {
+  /** Address to bind (default 127.0.0.1). */
+  host?: string;
+  /** Port (default 3920; 0 picks a free one). */
+  port?: number;
+  /** Bearer token clients must send; required when `host` is not a loopback address. */
+  token?: string;
+  /** Largest request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+  /** More host names clients may use in Host and Origin (beside loopback names and the bound address). */
+  allowedHosts?: string[];
+  /** Path of the MCP endpoint (default "/mcp"). */
+  path?: string;
+}
+
+export interface HttpHandle {
+  /** The endpoint, e.g. http://127.0.0.1:43117/mcp. */
+  url: string;
+  host: string;
+  port: number;
+  /** Open sessions. */
+  sessionCount(): number;
+  close(): Promise<void>;
+}
+
+const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1", "[::1]"];
+export const DEFAULT_HTTP_PORT = 3920;
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK_NAMES.includes(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+/** The host name of a Host header value ("[::1]:80" → "[::1]", "a.b:1" → "a.b"). */
+function hostName(value: string): string {
+  const v = value.trim().toLowerCase();
+  if (v.startsWith("[")) return v.slice(0, v.indexOf("]") + 1);
+  const colon = v.lastIndexOf(":");
+  return colon >= 0 ? v.slice(0, colon) : v;
+}
+
+function jsonError(res: ServerResponse, status: number, code: number, message: string, headers = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+function sameToken(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: IncomingMessage, max: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"] ?? "0");
+    if (declared > max) {
+      reject(new BodyTooLarge());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        reject(new BodyTooLarge());
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: McpServer;
+}
+
+/** Serves MCP over Streamable HTTP; each session gets its own server from `factory`. */
+export async function serveHttp(factory: () => McpServer, options: HttpOptions = {}): Promise<HttpHandle> {
+  const host = options.host ?? "127.0.0.1";
+  const path = options.path ?? "/mcp";
+  const maxBody = options.maxBodyBytes ?? 1024 * 1024;
+  const token = options.token;
+  if (!isLoopback(host) && !token) {
+    throw new Error(
+      `Refusing to serve MCP on ${host} without a bearer token: anyone who can reach that address could read and change your runs. Set a token (--token-env NAME, with the token in that environment variable) or bind to 127.0.0.1.`,
+    );
+  }
+  const wildcard = host === "0.0.0.0" || host === "::" || host === "[::]";
+  const allowed = new Set<string>([
+    ...LOOPBACK_NAMES,
+    ...(isLoopback(host) ? [] : [host.toLowerCase(), os.hostname().toLowerCase()]),
+    ...(options.allowedHosts ?? []).map((h) => h.toLowerCase()),
+  ]);
+  const sessions = new Map<string, Session>();
+
+  const hostAllowed = (name: string) => wildcard || allowed.has(name);
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const hostHeader = req.headers.host;
+    if (!hostHeader || !hostAllowed(hostName(hostHeader))) {
+      jsonError(res, 403, -32000, `Forbidden: Host ${JSON.stringify(hostHeader ?? "")} is not allowed.`);
+      return;
+    }
+    const origin = req.headers.origin;
+    if (origin !== undefined) {
+      let originHost: string | null = null;
+      try {
+        originHost = new URL(origin).host;
+      } catch {
+        originHost = null;
+      }
+      const ok =
+        originHost !== null &&
+        (wildcard ? hostName(originHost) === hostName(hostHeader) : allowed.has(hostName(originHost)));
+      if (!ok) {
+        jsonError(res, 403, -32000, `Forbidden: Origin ${JSON.stringify(origin)} is not allowed.`);
+        return;
+      }
+    }
+    if (token) {
+      const auth = req.headers.authorization ?? "";
+      const m = /^Bearer\s+(.+)$/i.exec(auth);
+      if (!m || !sameToken(m[1]!.trim(), token)) {
+        jsonError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <token>.", {
+          "www-authenticate": 'Bearer realm="waymark"',
+        });
+        return;
+      }
+    }
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname !== path) {
+      jsonError(res, 404, -32601, `Not found: the MCP endpoint is ${path}.`);
+      return;
+    }
+    const sessionId = req.headers["mcp-session-id"];
+    const existing = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    if (req.method === "POST") {
+      let body: unknown;
+      try {
+        body = JSON.parse(await readBody(req, maxBody));
+      } catch (err) {
+        if (err instanceof BodyTooLarge) jsonError(res, 413, -32000, `Request body is larger than ${maxBody} bytes.`);
+        else jsonError(res, 400, -32700, "Parse error: the body is not JSON.");
+        return;
+      }
+      if (existing) {
+        await existing.transport.handleRequest(req, res, body);
+        return;
+      }
+      if (sessionId !== undefined) {
+        jsonError(res, 404, -32001, "Session not found: it ended or the server restarted. Initialize a new session.");
+        return;
+      }
+      if (!isInitializeRequest(body)) {
+        jsonError(res, 400, -32000, "Bad Request: send initialize first, then the mcp-session-id header it returns.");
+        return;
+      }
+      const server = factory();
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, { transport, server });
+        },
+      });
+      await server.connect(transport);
+      const previous = server.server.onclose;
+      server.server.onclose = () => {
+        previous?.();
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await transport.handleRequest(req, res, body);
+      return;
+    }
+    if (req.method === "GET" || req.method === "DELETE") {
+      if (!existing) {
+        if (sessionId === undefined) jsonError(res, 400, -32000, "Bad Request: the mcp-session-id header is missing.");
+        else jsonError(res, 404, -32001, "Session not found: it ended or the server restarted.");
+        return;
+      }
+      await existing.transport.handleRequest(req, res);
+      return;
+    }
+    jsonError(res, 405, -32000, `Method ${req.method} is not allowed: use POST, GET or DELETE.`, {
+      allow: "GET, POST, DELETE",
+    });
+  }
+
+  const httpServer = http.createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      process.stderr.write(`waymark mcp: HTTP request failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      jsonError(res, 500, -32603, "Internal server error.");
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    httpServer.once("error", reject);
+    httpServer.listen(options.port ?? DEFAULT_HTTP_PORT, host, () => {
+      httpServer.off("error", reject);
+      resolve();
+    });
+  });
+  const address = httpServer.address() as AddressInfo;
+  const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}${path}`,
+    host: address.address,
+    port: address.port,
+    sessionCount: () => sessions.size,
+    async close() {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.all(open.map((s) => s.server.close().catch(() => {})));
+      await new Promise<void>((resolve) => {
+        httpServer.close(() => resolve());
+        httpServer.closeAllConnections();
+      });
+    },
+  };
+}

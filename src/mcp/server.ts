@@ -1,0 +1,112 @@
+// createMcpServer(engine, options): one MCP server (one session) over an engine, with no transport in it.
+// Transports (stdio.ts, http.ts) only connect what this returns; every session shares the engine.
+
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import {
+  ErrorCode,
+  McpError,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { Engine } from "../engine/engine.js";
+import { changeFeed } from "./changes.js";
+import { McpContext, type McpServerOptions } from "./context.js";
+import { errorResult } from "./errors.js";
+import { registerPrompts } from "./prompts.js";
+import { registerResources } from "./resources.js";
+import { TOOLS } from "./tools/index.js";
+import type { ToolDef } from "./tools/tool.js";
+import { parseRunUri, WORKFLOWS_URI } from "./uris.js";
+
+export type { McpServerOptions } from "./context.js";
+
+const INSTRUCTIONS = `Waymark runs durable workflows; this server shows their whole history and lets you act on runs.
+Runs are addressed by workflow name + key. Typical paths:
+- What failed? list_runs {status:["failed"]} → get_run → get_step on the failed entry → (after a fix) replay_run with dryRun first.
+- Who waits for a decision? list_runs {status:["waiting"]} → get_run (shows the queue's message schema) → send_message with an idempotencyKey → wait_for_run.
+Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
+
+function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
+  mcp.registerTool(
+    tool.name,
+    {
+      title: tool.title,
+      description: tool.description,
+      inputSchema: tool.input,
+      outputSchema: tool.output,
+      annotations: tool.annotations,
+    },
+    (async (args: Record<string, unknown>, extra: Parameters<ToolDef["handler"]>[2]) => {
+      try {
+        return await tool.handler(args as never, ctx, extra);
+      } catch (err) {
+        return errorResult(err);
+      }
+    }) as never,
+  );
+}
+
+/** resources/subscribe and unsubscribe: notifications/resources/updated on every change of a watched run. */
+function registerSubscriptions(mcp: McpServer, ctx: McpContext): void {
+  const feed = changeFeed(ctx.engine);
+  const subscriptions = new Map<string, Promise<() => void>>();
+  const notify = (uri: string) => () => {
+    if (mcp.isConnected()) void mcp.server.sendResourceUpdated({ uri }).catch(() => {});
+  };
+  mcp.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    if (subscriptions.has(uri)) return {};
+    let off: Promise<() => void>;
+    if (uri === WORKFLOWS_URI) off = feed.watchAll(notify(uri));
+    else {
+      const addr = parseRunUri(uri);
+      if (!addr) {
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Cannot subscribe to ${uri}: subscribe to ${WORKFLOWS_URI} or to a run resource waymark://runs/{workflow}/{key} (or its /history, /state, /steps/{id}).`,
+        );
+      }
+      off = feed.watchRun(addr.workflow, addr.key, notify(uri));
+    }
+    subscriptions.set(uri, off);
+    await off;
+    return {};
+  });
+  mcp.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+    const off = subscriptions.get(request.params.uri);
+    subscriptions.delete(request.params.uri);
+    if (off) (await off)();
+    return {};
+  });
+  const previous = mcp.server.onclose;
+  mcp.server.onclose = () => {
+    previous?.();
+    for (const off of subscriptions.values()) void off.then((f) => f());
+    subscriptions.clear();
+  };
+}
+
+/** A new MCP server over `engine`: tools (write tools hidden when readOnly), resources, prompts. */
+export function createMcpServer(engine: Engine, options: McpServerOptions = {}): McpServer {
+  const mcp = new McpServer(
+    { name: options.name ?? "waymark", version: options.version ?? "0.1.0" },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { subscribe: true, listChanged: false },
+        prompts: { listChanged: false },
+        completions: {},
+      },
+      instructions: INSTRUCTIONS,
+    },
+  );
+  const ctx = new McpContext(engine, options, mcp);
+  for (const tool of TOOLS) {
+    if (tool.write && options.readOnly) continue;
+    registerTool(mcp, ctx, tool as unknown as ToolDef);
+  }
+  registerResources(mcp, ctx);
+  registerPrompts(mcp, ctx);
+  registerSubscriptions(mcp, ctx);
+  return mcp;
+}

@@ -1,0 +1,173 @@
+// get_run: one run's status, input, state, output, what it waits on, its last error and its counts.
+
+import { z } from "zod";
+import { fitAnswer } from "../budget.js";
+import type { McpContext } from "../context.js";
+import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
+import { historyUri, runUri, stateUri } from "../uris.js";
+import { defineTool, READ_ONLY } from "./tool.js";
+
+export const runAddress = {
+  workflow: z.string().describe("Workflow name (see list_workflows)."),
+  key: z.string().describe("Run key (see list_runs). Case-sensitive."),
+};
+
+/** The JSON Schema of a queue of a run's workflow, if known here. */
+export async function queueJsonSchema(ctx: McpContext, workflow: string, version: number, queue: string) {
+  const meta = (await ctx.engine.published()).get(`${workflow}@${version}`);
+  return meta?.queues[queue];
+}
+
+export const getRun = defineTool({
+  name: "get_run",
+  title: "Get a run",
+  description:
+    "Shows one run: status, version, input, current state, output, the last error (with stack), what it waits on (for a queue wait, the JSON Schema the message must match), counts of history entries by status, the failed entry, pending messages, and suggested next tool calls. Use it after list_runs, or to check on a run you know. For the step-by-step record use get_history; for one entry whole, get_step.",
+  input: runAddress,
+  output: {
+    workflow: z.string().describe("Workflow name."),
+    key: z.string().describe("Run key."),
+    status: runStatusSchema.describe("Run status."),
+    version: z.number().describe("Workflow version the run is pinned to."),
+    input: z.unknown().describe("The run's input."),
+    state: z.unknown().describe("The run's current state."),
+    output: z.unknown().describe("The result of a completed run, else null."),
+    error: z
+      .object({
+        name: z.string(),
+        message: z.string(),
+        code: z.string().optional(),
+        stack: z.string().optional(),
+      })
+      .passthrough()
+      .nullable()
+      .describe("Why the run failed, or null."),
+    waiting: z
+      .array(
+        z.object({
+          kind: z.enum(["sleep", "queue", "retry"]).describe("What kind of wait."),
+          entry: z.string().describe("Path of the waiting entry."),
+          queue: z.string().optional().describe("Queue a message is awaited on."),
+          until: z.string().nullable().describe("When the wait ends by itself (timeout, timer), or null."),
+          messageSchema: z.unknown().optional().describe("JSON Schema a message on that queue must match."),
+        }),
+      )
+      .describe("What the run waits on; empty when it does not wait."),
+    executing: z.boolean().describe("True when a process holds the run's lease and executes it now."),
+    createdAt: z.string().describe("ISO time."),
+    updatedAt: z.string().describe("ISO time."),
+    finishedAt: z.string().nullable().describe("ISO time, or null."),
+    counts: z
+      .object({
+        entries: z.number().describe("History entries."),
+        byStatus: z.record(z.string(), z.number()).describe("Entries by status."),
+        pendingMessages: z.number().describe("Messages sent and not yet consumed."),
+      })
+      .describe("How much history and mail the run has."),
+    failedEntry: z.string().nullable().describe("Path of the latest failed entry, if any (see get_step)."),
+    pendingMessages: z
+      .array(z.object({ id: z.number(), queue: z.string(), sentAt: z.string() }))
+      .describe("The first unconsumed messages."),
+    uris: z
+      .object({ run: z.string(), history: z.string(), state: z.string() })
+      .describe("Resources of this run (subscribe to follow it)."),
+    nextActions: z.array(z.string()).describe("Suggested next tool calls."),
+  },
+  annotations: { ...READ_ONLY, title: "Get a run" },
+  write: false,
+  async handler(args, ctx) {
+    const row = await ctx.run(args.workflow, args.key);
+    const info = await ctx.engine.info(row.id);
+    const entries = await ctx.engine.history(row.id, { limit: 10_000 });
+    const byStatus: Record<string, number> = {};
+    for (const e of entries) byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
+    const failed = entries.filter((e) => e.status === "failed").at(-1) ?? null;
+    const pending = await ctx.engine.store.listMessages(row.id, { includeConsumed: false, limit: 100 });
+    const waiting: Array<{
+      kind: "sleep" | "queue" | "retry";
+      entry: string;
+      queue?: string;
+      until: string | null;
+      messageSchema?: unknown;
+    }> = [];
+    for (const w of info.waiting ?? []) {
+      const schema = w.queue ? await queueJsonSchema(ctx, info.workflow, info.version, w.queue) : undefined;
+      waiting.push({
+        kind: w.kind,
+        entry: w.entry,
+        ...(w.queue ? { queue: w.queue } : {}),
+        until: iso(w.until),
+        ...(schema !== undefined ? { messageSchema: schema } : {}),
+      });
+    }
+    const { workflow, key } = info;
+    const q = (o: object) => JSON.stringify({ workflow, key, ...o });
+    const nextActions: string[] = [];
+    for (const w of waiting) {
+      if (w.kind === "queue")
+        nextActions.push(`send_message ${q({ queue: w.queue, body: "<matching messageSchema>" })}`);
+    }
+    if (info.status === "failed") {
+      if (failed) nextActions.push(`get_step ${q({ step: failed.path })}`);
+      nextActions.push(`replay_run ${q({ dryRun: true })}`);
+    }
+    if (entries.length) nextActions.push(`get_history ${q({})}`);
+    const executing = info.owner !== null && (info.leaseUntil ?? 0) > Date.now();
+    const uris = {
+      run: runUri(workflow, key),
+      history: historyUri(workflow, key),
+      state: stateUri(workflow, key),
+    };
+    return fitAnswer((s) => {
+      const error = info.error
+        ? {
+            ...info.error,
+            ...(info.error.stack ? { stack: s.text(info.error.stack, uris.run, "The run, whole") } : {}),
+            ...(info.error.details
+              ? {
+                  details: s.value(info.error.details, uris.run, "The run, whole") as Record<string, unknown>,
+                }
+              : {}),
+          }
+        : null;
+      const structured = {
+        workflow,
+        key,
+        status: info.status,
+        version: info.version,
+        input: s.value(info.input, uris.run, "The run, whole"),
+        state: s.value(info.state, uris.state, "The run's state"),
+        output: s.value(info.output, uris.run, "The run, whole"),
+        error,
+        waiting: waiting.map((w) =>
+          w.messageSchema === undefined
+            ? w
+            : { ...w, messageSchema: s.value(w.messageSchema, uris.run, "The run, whole") },
+        ),
+        executing,
+        createdAt: iso(info.createdAt)!,
+        updatedAt: iso(info.updatedAt)!,
+        finishedAt: iso(info.finishedAt),
+        counts: { entries: entries.length, byStatus, pendingMessages: pending.length },
+        failedEntry: failed?.path ?? null,
+        pendingMessages: pending
+          .slice(0, 10)
+          .map((m) => ({ id: m.id, queue: m.queue, sentAt: iso(m.sentAt)! })),
+        uris,
+        nextActions,
+      };
+      const lines = [
+        `Run ${workflow}/${key}: ${info.status} (v${info.version}${executing ? ", executing now" : ""}), created ${structured.createdAt}, ${entries.length} entries${failed ? `, failed entry "${failed.path}"` : ""}.`,
+      ];
+      const waits = waitText(info.waiting);
+      if (waits) lines.push(`Waits for ${waits}.`);
+      const err = errorLine(info.error);
+      if (err) lines.push(`Error: ${err}`);
+      lines.push(`Input: ${brief(info.input)}`, `State: ${brief(info.state, 300)}`);
+      if (info.status === "completed") lines.push(`Output: ${brief(info.output, 300)}`);
+      if (pending.length) lines.push(`${pending.length} message(s) not yet consumed.`);
+      if (nextActions.length) lines.push(`Next: ${nextActions.join(" | ")}`);
+      return { text: lines.join("\n"), structured };
+    });
+  },
+});

@@ -1,0 +1,130 @@
+// get_step: one history entry whole: every attempt with its error and stack, input, output, state before/after.
+
+import { z } from "zod";
+import type { Engine } from "../../engine/engine.js";
+import type { EntryDetail } from "../../engine/runs-api.js";
+import { fitAnswer } from "../budget.js";
+import { domainCode } from "../errors.js";
+import { brief, errorLine, iso } from "../format.js";
+import { stepUri } from "../uris.js";
+import { runAddress } from "./get-run.js";
+import { defineTool, READ_ONLY } from "./tool.js";
+
+/** An entry by path, or by id (a number, or digits that name no path). */
+export async function findEntry(engine: Engine, runId: number, ref: string | number): Promise<EntryDetail> {
+  if (typeof ref === "number") return engine.entry(runId, ref);
+  try {
+    return await engine.entry(runId, ref);
+  } catch (err) {
+    if (/^\d+$/.test(ref) && domainCode(err) === "ENTRY_NOT_FOUND") return engine.entry(runId, Number(ref));
+    throw err;
+  }
+}
+
+const errorShape = z
+  .object({
+    name: z.string(),
+    message: z.string(),
+    code: z.string().optional(),
+    stack: z.string().optional(),
+  })
+  .passthrough();
+
+export const getStep = defineTool({
+  name: "get_step",
+  title: "Get one history entry",
+  description:
+    'Shows one history entry of a run whole: kind, status, timing, input, output, every attempt (start, end, status, error with stack, when the retry was scheduled), kind-specific detail, and the run\'s state just before and just after it. Use it on the failed entry that get_run or get_history points to, to see why it failed. Address the entry by path (e.g. "charge" or "notify[mail]/send") or by id.',
+  input: {
+    ...runAddress,
+    step: z
+      .union([z.string(), z.number().int()])
+      .describe('Entry path (e.g. "charge", "notify[mail]/send") or entry id from get_history.'),
+  },
+  output: {
+    id: z.number().describe("Entry id."),
+    path: z.string().describe("Entry path."),
+    kind: z.string().describe("Entry kind."),
+    status: z.string().describe("Entry status."),
+    startedAt: z.string().nullable().describe("ISO time."),
+    endedAt: z.string().nullable().describe("ISO time."),
+    durationMs: z.number().nullable().describe("Milliseconds from start to end."),
+    input: z.unknown().optional().describe("What it worked on."),
+    output: z.unknown().optional().describe("What it returned."),
+    error: errorShape.optional().describe("Its final error, with stack."),
+    attempts: z
+      .array(
+        z.object({
+          n: z.number().describe("Attempt number, from 1."),
+          status: z.string().describe("completed, failed, timed-out, interrupted, cancelled or running."),
+          startedAt: z.string().nullable().describe("ISO time."),
+          endedAt: z.string().nullable().describe("ISO time."),
+          error: errorShape.optional().describe("The attempt's error, with stack."),
+          retryAt: z.string().nullable().describe("When the next attempt was scheduled, if any."),
+        }),
+      )
+      .describe("Every attempt of a step, in order."),
+    stateChange: z.unknown().optional().describe("State keys it changed: { key: [before, after] }."),
+    detail: z.unknown().optional().describe("Kind-specific facts."),
+    stateBefore: z.unknown().describe("The run's state just before this entry."),
+    stateAfter: z.unknown().describe("The run's state just after it."),
+    resource: z.string().describe("Resource holding this entry whole."),
+  },
+  annotations: { ...READ_ONLY, title: "Get one history entry" },
+  write: false,
+  async handler(args, ctx) {
+    const row = await ctx.run(args.workflow, args.key);
+    const e = await findEntry(ctx.engine, row.id, args.step);
+    const uri = stepUri(row.workflow, row.key, e.id);
+    const name = `Entry ${e.path} whole`;
+    return fitAnswer((s) => {
+      const err = (x: { name: string; message: string; stack?: string } | undefined) =>
+        x
+          ? { ...x, ...(x.stack ? { stack: s.text(x.stack, uri, name, Math.min(s.limit, 2500)) } : {}) }
+          : undefined;
+      const attempts = (e.attempts ?? []).map((a) => ({
+        n: a.n,
+        status: a.status,
+        startedAt: iso(a.startedAt),
+        endedAt: iso(a.endedAt),
+        ...(a.error ? { error: err(a.error)! } : {}),
+        retryAt: iso(a.retryAt),
+      }));
+      // Many attempts: keep the first and the last ones whole, the middle ones without stacks.
+      const shown = attempts.map((a, i) =>
+        i < 2 || i >= attempts.length - 2 || !a.error ? a : { ...a, error: { ...a.error, stack: undefined } },
+      );
+      const structured = {
+        id: e.id,
+        path: e.path,
+        kind: e.kind,
+        status: e.status,
+        startedAt: iso(e.startedAt),
+        endedAt: iso(e.endedAt),
+        durationMs: e.durationMs,
+        ...(e.input !== undefined ? { input: s.value(e.input, uri, name) } : {}),
+        ...(e.output !== undefined ? { output: s.value(e.output, uri, name) } : {}),
+        ...(e.error ? { error: err(e.error)! } : {}),
+        attempts: shown,
+        ...(e.stateChange ? { stateChange: s.value(e.stateChange, uri, name) } : {}),
+        ...(e.detail ? { detail: s.value(e.detail, uri, name) } : {}),
+        stateBefore: s.value(e.stateBefore, uri, name),
+        stateAfter: s.value(e.stateAfter, uri, name),
+        resource: uri,
+      };
+      const lines = [
+        `Entry #${e.id} "${e.path}" of ${row.workflow}/${row.key}: ${e.kind}, ${e.status}${e.durationMs !== null ? `, ${e.durationMs} ms` : ""}, ${attempts.length} attempt(s).`,
+      ];
+      if (e.input !== undefined) lines.push(`Input: ${brief(e.input, 200)}`);
+      if (e.output !== undefined) lines.push(`Output: ${brief(e.output, 200)}`);
+      for (const a of attempts.slice(-3))
+        lines.push(`Attempt ${a.n}: ${a.status}${a.error ? ` — ${errorLine(a.error, 300)}` : ""}`);
+      if (e.error) {
+        lines.push(`Error: ${errorLine(e.error, 500)}`);
+        if (e.error.stack) lines.push(`Stack:\n${e.error.stack.split("\n").slice(0, 8).join("\n")}`);
+      }
+      if (e.stateChange) lines.push(`State change: ${brief(e.stateChange, 300)}`);
+      return { text: lines.join("\n"), structured };
+    });
+  },
+});

@@ -1,0 +1,160 @@
+// send_message: a validated, durable message to a run's queue; says whether a waiting run consumed it.
+
+import { z } from "zod";
+import type { Engine } from "../../engine/engine.js";
+import type { MessageRow } from "../../storage/store.js";
+import { fitAnswer } from "../budget.js";
+import { domainCode, ToolError } from "../errors.js";
+import { brief } from "../format.js";
+import { runAddress } from "./get-run.js";
+import { defineTool } from "./tool.js";
+
+/** How long to wait for a run that waits on the queue to consume the message. */
+const CONSUME_WAIT_MS = 5000;
+
+async function messageRow(engine: Engine, id: number): Promise<MessageRow | undefined> {
+  const [m] = await engine.store.messagesSince(id - 1, 1);
+  return m?.id === id ? m : undefined;
+}
+
+/** Resolves when the message is consumed, or after `ms`; watches the run's events and polls as a fallback. */
+function awaitConsumed(engine: Engine, runId: number, id: number, ms: number, signal: AbortSignal) {
+  return new Promise<MessageRow | undefined>((resolve) => {
+    let done = false;
+    const finish = (m: MessageRow | undefined) => {
+      if (done) return;
+      done = true;
+      off();
+      offRun();
+      clearInterval(poll);
+      clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+      resolve(m);
+    };
+    const check = () =>
+      void messageRow(engine, id).then(
+        (m) => {
+          if (m?.consumedAt != null) finish(m);
+        },
+        () => {},
+      );
+    const off = engine.on((e) => {
+      if (e.type === "entry" && e.runId === runId) check();
+    });
+    const offRun = engine.events.onRun(runId, check);
+    const poll = setInterval(check, 100);
+    const timer = setTimeout(() => void messageRow(engine, id).then(finish, () => finish(undefined)), ms);
+    const onAbort = () => finish(undefined);
+    signal.addEventListener("abort", onAbort);
+    check();
+  });
+}
+
+export const sendMessage = defineTool({
+  name: "send_message",
+  title: "Send a message to a run",
+  description:
+    "Sends a JSON message to one of a run's queues, e.g. an approval decision to a run that waits for it. The body is validated with the queue's schema first (get_run shows the schema of the queue a run waits on; list_workflows shows every queue's schema); nothing is stored if it does not match. The message is durable once this returns. Pass an idempotencyKey so that a retried call stores the message only once. The answer says whether a run waiting on that queue consumed it, and the run's status afterwards.",
+  input: {
+    ...runAddress,
+    queue: z.string().describe("Queue name, as declared by the workflow (see get_run or list_workflows)."),
+    body: z.unknown().describe("The message: JSON that matches the queue's schema."),
+    idempotencyKey: z
+      .string()
+      .min(1)
+      .max(256)
+      .optional()
+      .describe("Sending again with the same key stores nothing new. Recommended: a unique id per decision."),
+  },
+  output: {
+    messageId: z.number().describe("Id of the stored message."),
+    duplicate: z
+      .boolean()
+      .describe("True when the idempotency key was already used: nothing new was stored."),
+    queue: z.string().describe("Queue it was sent to."),
+    runWasWaiting: z
+      .boolean()
+      .describe("True when the run was waiting on this queue when the message arrived."),
+    consumed: z.boolean().describe("True when the run has consumed the message."),
+    consumedBy: z.string().nullable().describe("Path of the queue-wait entry that consumed it, if known."),
+    runStatus: z.string().describe("The run's status after sending."),
+  },
+  annotations: {
+    title: "Send a message to a run",
+    readOnlyHint: false,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  write: true,
+  async handler(args, ctx, extra) {
+    const engine = ctx.engine;
+    const row = await ctx.run(args.workflow, args.key);
+    const label = `${row.workflow}/${row.key}`;
+    let body = args.body;
+    if (!engine.definitionOf(row) && !["completed", "failed", "cancelled"].includes(row.status)) {
+      // Without the workflow's code, validate with the schema its owner published (the engine's send
+      // stores the body unchecked in this case).
+      const schema = await engine.queueSchema(row, args.queue);
+      const parsed = schema.safeParse(body);
+      if (!parsed.success) {
+        const problems = parsed.error.issues.map(
+          (i) => `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`,
+        );
+        throw new ToolError(
+          "INVALID_MESSAGE",
+          `The message for queue "${args.queue}" of run "${label}" does not match the queue's schema: ${problems.join("; ")}. Fix the body and send it again; nothing was stored.`,
+        );
+      }
+      body = parsed.data;
+    }
+    const wasWaiting = row.status === "waiting" && (row.waitQueues ?? "").includes(`|${args.queue}|`);
+    let res: { messageId: number; duplicate: boolean };
+    try {
+      res = await engine.send(row.id, args.queue, body, {
+        ...(args.idempotencyKey ? { idempotencyKey: args.idempotencyKey } : {}),
+      });
+    } catch (err) {
+      if (domainCode(err) === "INVALID_MESSAGE") {
+        const meta = (await engine.published()).get(`${row.workflow}@${row.version}`);
+        const schema = meta?.queues[args.queue];
+        throw new ToolError(
+          "INVALID_MESSAGE",
+          `${(err as Error).message}${schema ? ` The queue's JSON Schema: ${brief(schema, 1500)}` : ""}`,
+        );
+      }
+      throw err;
+    }
+    let message = await messageRow(engine, res.messageId);
+    if (message?.consumedAt == null && wasWaiting) {
+      message = await awaitConsumed(engine, row.id, res.messageId, CONSUME_WAIT_MS, extra.signal);
+    }
+    const consumed = message?.consumedAt != null;
+    let consumedBy: string | null = null;
+    if (consumed && message?.consumedBy != null) {
+      consumedBy = await engine.entry(row.id, message.consumedBy).then(
+        (e) => e.path,
+        () => null,
+      );
+    }
+    const after = (await engine.store.getRun(row.id)) ?? row;
+    const structured = {
+      messageId: res.messageId,
+      duplicate: res.duplicate,
+      queue: args.queue,
+      runWasWaiting: wasWaiting,
+      consumed,
+      consumedBy,
+      runStatus: after.status,
+    };
+    const what = res.duplicate
+      ? `Not stored again: idempotency key ${JSON.stringify(args.idempotencyKey)} was already used by message #${res.messageId}.`
+      : `Message #${res.messageId} stored on queue "${args.queue}" of ${label}.`;
+    const fate = consumed
+      ? `The run consumed it${consumedBy ? ` at "${consumedBy}"` : ""} and is now ${after.status}.`
+      : wasWaiting
+        ? `The run was waiting on "${args.queue}" but has not consumed it yet (its owning process may be busy or stopped); it is ${after.status}. Check again with get_run or wait_for_run.`
+        : `The run is ${after.status} and not waiting on "${args.queue}"; it will read the message when it next waits on that queue.`;
+    return fitAnswer(() => ({ text: `${what} ${fate}`, structured }));
+  },
+});

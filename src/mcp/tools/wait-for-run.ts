@@ -1,0 +1,153 @@
+// wait_for_run: block (at most 50 s per call) until a run's status changes or it finishes, with progress.
+
+import { z } from "zod";
+import { TERMINAL_STATUSES } from "../../storage/store.js";
+import { fitAnswer } from "../budget.js";
+import { runStatusSchema, runSummary, runSummaryShape } from "../format.js";
+import { runUri } from "../uris.js";
+import { runAddress } from "./get-run.js";
+import { defineTool } from "./tool.js";
+
+const MAX_WAIT_S = 50;
+const POLL_MS = 200;
+const PROGRESS_EVERY_MS = 5000;
+
+export const waitForRun = defineTool({
+  name: "wait_for_run",
+  title: "Wait for a run",
+  description:
+    'Waits until a run\'s status changes (until: "change", the default) or until it finishes (until: "finished"), for at most timeoutSeconds (50 at most per call; call again to wait longer). Sends progress notifications while it waits. Use it after send_message, start_run, replay_run or cancel_run to see what the run did next. Pass fromStatus (the status you last saw) so a change that happened between your calls is not missed.',
+  input: {
+    ...runAddress,
+    until: z
+      .enum(["change", "finished"])
+      .optional()
+      .describe(
+        '"change" (default): return on any status change. "finished": return when completed, failed or cancelled.',
+      ),
+    fromStatus: runStatusSchema
+      .optional()
+      .describe(
+        "The status you last saw; a run already in another status returns at once. Default: its status now.",
+      ),
+    timeoutSeconds: z
+      .number()
+      .min(1)
+      .max(MAX_WAIT_S)
+      .optional()
+      .describe(`Longest wait in seconds, 1-${MAX_WAIT_S} (default 30).`),
+  },
+  output: {
+    status: runStatusSchema.describe("The run's status when the wait ended."),
+    fromStatus: runStatusSchema.describe("The status the wait compared against."),
+    changed: z.boolean().describe("True when the status differs from fromStatus."),
+    finished: z.boolean().describe("True when the run is completed, failed or cancelled."),
+    timedOut: z.boolean().describe("True when the wait ended because timeoutSeconds passed."),
+    waitedMs: z.number().describe("How long the call waited."),
+    run: z.object(runSummaryShape).describe("The run as it is now."),
+  },
+  annotations: {
+    title: "Wait for a run",
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+  write: false,
+  async handler(args, ctx, extra) {
+    const engine = ctx.engine;
+    const row = await ctx.run(args.workflow, args.key);
+    const until = args.until ?? "change";
+    const from = (args.fromStatus ?? row.status) as typeof row.status;
+    const timeoutMs = Math.round((args.timeoutSeconds ?? 30) * 1000);
+    const started = Date.now();
+    const token = extra._meta?.progressToken;
+    const progress = (message: string) => {
+      if (token === undefined) return;
+      const elapsed = Math.min(Date.now() - started, timeoutMs);
+      void extra
+        .sendNotification({
+          method: "notifications/progress",
+          params: {
+            progressToken: token,
+            progress: Math.round(elapsed / 1000),
+            total: timeoutMs / 1000,
+            message,
+          },
+        })
+        .catch(() => {});
+    };
+    const done = (status: typeof row.status) =>
+      until === "finished" ? TERMINAL_STATUSES.includes(status) : status !== from;
+
+    const final = await new Promise<{ status: typeof row.status; timedOut: boolean }>((resolve) => {
+      let settled = false;
+      let checking = false;
+      let lastStatus = row.status;
+      const finish = (status: typeof row.status, timedOut: boolean) => {
+        if (settled) return;
+        settled = true;
+        offRun();
+        offEntries();
+        clearInterval(poll);
+        clearInterval(beat);
+        clearTimeout(timer);
+        extra.signal.removeEventListener("abort", onAbort);
+        resolve({ status, timedOut });
+      };
+      const check = async () => {
+        if (settled || checking) return;
+        checking = true;
+        try {
+          const now = await engine.store.getRun(row.id);
+          if (!now) return;
+          if (now.status !== lastStatus) {
+            lastStatus = now.status;
+            progress(`${row.workflow}/${row.key} is ${now.status}`);
+          }
+          if (done(now.status)) finish(now.status, false);
+        } catch {
+          // the next check tries again
+        } finally {
+          checking = false;
+        }
+      };
+      const offRun = engine.events.onRun(row.id, () => void check());
+      const offEntries = engine.on((e) => {
+        if (e.type === "entry" && e.runId === row.id && e.row.endedAt !== null) {
+          progress(`"${e.row.name}" (${e.row.kind}) ${e.row.status}`);
+        }
+      });
+      const poll = setInterval(() => void check(), POLL_MS);
+      const beat = setInterval(
+        () => progress(`waiting; ${row.workflow}/${row.key} is ${lastStatus}`),
+        PROGRESS_EVERY_MS,
+      );
+      const timer = setTimeout(() => finish(lastStatus, true), timeoutMs);
+      const onAbort = () => finish(lastStatus, true);
+      extra.signal.addEventListener("abort", onAbort);
+      progress(
+        `waiting for ${row.workflow}/${row.key} (${row.status}) to ${until === "finished" ? "finish" : "change"}`,
+      );
+      void check();
+    });
+    const info = await engine.info(row.id);
+    const status = info.status;
+    const structured = {
+      status,
+      fromStatus: from,
+      changed: status !== from,
+      finished: TERMINAL_STATUSES.includes(status),
+      timedOut: final.timedOut,
+      waitedMs: Date.now() - started,
+      run: runSummary(info, runUri(info.workflow, info.key)),
+    };
+    const label = `${info.workflow}/${info.key}`;
+    return fitAnswer(() => ({
+      text: final.timedOut
+        ? `Run ${label} is still ${status} after ${Math.round(structured.waitedMs / 1000)} s. Call wait_for_run again (fromStatus "${from}") to keep waiting, or get_run to see what it waits on.`
+        : `Run ${label} is now ${status} (was ${from}).${structured.run.waitingOn ? ` It waits for ${structured.run.waitingOn}.` : ""}${structured.run.error ? ` Error: ${structured.run.error}` : ""}`,
+      structured,
+    }));
+  },
+});
