@@ -1,0 +1,306 @@
+// `waymark demo`: seeds the sample workflows against a local fake API, prints what it left, and serves.
+
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { type FakeApi, redirectFetch, SAMPLE_ORIGIN, startFakeApi } from "../../fixtures/fake-api.js";
+import { type FixtureWorkflows, registry } from "../../fixtures/registry.js";
+import { type RunRef, waitForStatus } from "../../fixtures/wait.js";
+import {
+  DEFAULT_DATABASE,
+  type HistoryEntry,
+  type RunInfo,
+  RunNotFoundError,
+  type RunStatus,
+  type WaymarkEngine,
+} from "../index.js";
+
+/** The engine the demo seeds: the fixtures registry, started. */
+export type DemoEngine = WaymarkEngine<FixtureWorkflows>;
+
+/** One run the demo left, as printed. */
+export interface SeededRun {
+  workflow: string;
+  key: string;
+  status: RunStatus;
+  /** False when the run was already in the database (a second `demo` on the same file). */
+  created: boolean;
+  /** What the run did, in a line. */
+  summary: string;
+  /** What a person (or an AI client) can do with it next. */
+  next: string;
+}
+
+/** The runs the demo seeds, by fixed key, so seeding twice finds them instead of starting new ones. */
+export const DEMO_RUNS = {
+  paidInvoice: { workflow: "invoiceActor", key: "paid" },
+  failedInvoice: { workflow: "invoiceActor", key: "tax-outage" },
+  approval: { workflow: "approval", key: "expense-42" },
+  reminder: { workflow: "reminder", key: "renewal" },
+  fanOut: { workflow: "fanOut", key: "order-1001" },
+  agentLoop: { workflow: "agentLoop", key: "greet" },
+} as const;
+
+const FINISHED: RunStatus[] = ["completed", "failed", "cancelled"];
+
+async function exists(engine: DemoEngine, workflow: keyof FixtureWorkflows, key: string): Promise<boolean> {
+  try {
+    await engine.get(workflow, key);
+    return true;
+  } catch (err) {
+    if (err instanceof RunNotFoundError) return false;
+    throw err;
+  }
+}
+
+/** Waits until the run rests in one of `statuses` or has finished; returns its info and history. */
+async function settle(
+  engine: DemoEngine,
+  run: RunRef,
+  statuses: RunStatus[],
+): Promise<{ info: RunInfo; history: HistoryEntry[] }> {
+  const info = await waitForStatus(engine, run, [...statuses, ...FINISHED], { timeoutMs: 60_000 });
+  const history = await engine.history(run.id);
+  return { info, history };
+}
+
+function when(ms: number | null): string {
+  return ms === null ? "never" : new Date(ms).toISOString();
+}
+
+function errorLine(info: RunInfo): string {
+  return info.error ? info.error.message : "no error recorded";
+}
+
+const mcp = (tool: string, args: Record<string, unknown>) => `${tool} ${JSON.stringify(args)}`;
+
+/**
+ * Seeds the demo's runs in order and waits until each rests where the demo means to leave it:
+ * a completed invoice, an invoice failed by the tax API, an approval waiting for a decision, a sleeping
+ * reminder, a completed fan-out and a completed agent loop. Runs already in the database are kept as they are.
+ */
+export async function seedDemo(
+  engine: DemoEngine,
+  api: FakeApi,
+  options: { agentWorkspace?: () => string } = {},
+): Promise<SeededRun[]> {
+  const seeded: SeededRun[] = [];
+  const add = (
+    ref: { workflow: string; key: string },
+    created: boolean,
+    info: RunInfo,
+    summary: string,
+    next: string,
+  ) => seeded.push({ ...ref, status: info.status, created, summary, next });
+
+  // 1. An invoice the sample completes.
+  {
+    const ref = DEMO_RUNS.paidInvoice;
+    const created = !(await exists(engine, "invoiceActor", ref.key));
+    api.healTax();
+    const { info } = await settle(engine, await engine.getOrCreate("invoiceActor", ref.key), []);
+    const s = info.state as { invoiceId: string | null; subtotal: number; tax: number; total: number };
+    add(
+      ref,
+      created,
+      info,
+      info.status === "completed"
+        ? `invoice ${s.invoiceId}: ${s.subtotal} + ${s.tax} tax = ${s.total}`
+        : errorLine(info),
+      `read its steps: ${mcp("get_history", ref)}`,
+    );
+  }
+
+  // 2. An invoice the tax API fails: the tax endpoint answers 503 until calculate-tax runs out of retries.
+  {
+    const ref = DEMO_RUNS.failedInvoice;
+    const created = !(await exists(engine, "invoiceActor", ref.key));
+    api.failTax();
+    try {
+      const { info, history } = await settle(engine, await engine.getOrCreate("invoiceActor", ref.key), []);
+      const tax = history.find((e) => e.path === "calculate-tax");
+      add(
+        ref,
+        created,
+        info,
+        info.status === "failed"
+          ? `calculate-tax failed ${tax?.attempts?.length ?? "?"} times (HTTP 503 from the tax API); load-subtotal ran once`
+          : `${info.status}`,
+        `find the culprit: ${mcp("diagnose_run", ref)}; the tax API works again now, so ${mcp("replay_run", ref)} completes it`,
+      );
+    } finally {
+      api.healTax();
+    }
+  }
+
+  // 3. An approval that waits for a person.
+  {
+    const ref = DEMO_RUNS.approval;
+    const created = !(await exists(engine, "approval", ref.key));
+    const run = await engine.getOrCreate("approval", ref.key, { amount: 1250 });
+    const { info } = await settle(engine, run, ["waiting"]);
+    add(
+      ref,
+      created,
+      info,
+      info.status === "waiting"
+        ? `amount 1250, waiting on queue "decisions" until ${when(info.wakeAt)}`
+        : `${JSON.stringify(info.output)}`,
+      `decide: ${mcp("send_message", { ...ref, queue: "decisions", body: { approve: true, by: "you" } })}`,
+    );
+  }
+
+  // 4. A reminder asleep for a day.
+  {
+    const ref = DEMO_RUNS.reminder;
+    const created = !(await exists(engine, "reminder", ref.key));
+    const run = await engine.getOrCreate("reminder", ref.key, {
+      to: "ann@example.com",
+      text: "Your subscription renews tomorrow.",
+    });
+    const { info } = await settle(engine, run, ["sleeping"]);
+    add(
+      ref,
+      created,
+      info,
+      info.status === "sleeping"
+        ? `asleep in "wait-a-day" until ${when(info.wakeAt)}, holding no memory or timer`
+        : `${JSON.stringify(info.output)}`,
+      `see what it waits on: ${mcp("get_run", ref)}`,
+    );
+  }
+
+  // 5. A fan-out whose SMS branch fails once and retries while the others finish.
+  {
+    const ref = DEMO_RUNS.fanOut;
+    const created = !(await exists(engine, "fanOut", ref.key));
+    const run = await engine.getOrCreate("fanOut", ref.key, { orderId: "1001", customer: "ann" });
+    const { info, history } = await settle(engine, run, []);
+    const sms = history.find((e) => e.path === "notify[sms]/send-sms");
+    add(
+      ref,
+      created,
+      info,
+      info.status === "completed"
+        ? `email, sms and webhook sent in parallel; sms took ${sms?.attempts?.length ?? "?"} attempts`
+        : errorLine(info),
+      `look at the retried branch: ${mcp("get_step", { ...ref, step: "notify[sms]/send-sms" })}`,
+    );
+  }
+
+  // 6. An agent loop doing real tool calls in a temp workspace.
+  {
+    const ref = DEMO_RUNS.agentLoop;
+    const created = !(await exists(engine, "agentLoop", ref.key));
+    // A fresh temp workspace only for a new run; an existing run keeps the one it was given.
+    const makeWorkspace =
+      options.agentWorkspace ?? (() => fs.mkdtempSync(path.join(os.tmpdir(), "waymark-demo-agent-")));
+    const run = created
+      ? await engine.getOrCreate("agentLoop", ref.key, { workspace: makeWorkspace() })
+      : await engine.get("agentLoop", ref.key);
+    const { info } = await settle(engine, run, []);
+    const where = (info.input as { workspace?: string } | null)?.workspace ?? "?";
+    add(
+      ref,
+      created,
+      info,
+      info.status === "completed"
+        ? `${(info.output as { answer: string }).answer} (workspace ${where})`
+        : errorLine(info),
+      `every tool call is a step with its input: ${mcp("get_history", ref)}`,
+    );
+  }
+  return seeded;
+}
+
+/** Prints the seeded runs as a table with what to do next. */
+export function formatSeeded(seeded: SeededRun[]): string {
+  const names = seeded.map((r) => `${r.workflow}/${r.key}`);
+  const width = Math.max(...names.map((n) => n.length));
+  const lines = seeded.map(
+    (r, i) =>
+      `  ${names[i]!.padEnd(width)}  ${r.status.padEnd(9)}  ${r.created ? "" : "(existing) "}${r.summary}`,
+  );
+  const next = seeded.map((r, i) => `  ${names[i]}: ${r.next}`);
+  return `${lines.join("\n")}\n\nNext, from an MCP client on this database:\n${next.join("\n")}\n`;
+}
+
+const USAGE = `Usage: waymark demo [--db <file>] [--once]
+
+Seeds the sample workflows (fixtures/) against a local fake API that stands in for ${SAMPLE_ORIGIN},
+prints the runs it left and keeps the engine running until Ctrl+C. Running it again on the same
+database finds the same runs (fixed keys).
+
+  --db <file>   SQLite database file (default ${DEFAULT_DATABASE})
+  --once        exit after seeding instead of serving
+  -h, --help    show this help
+`;
+
+interface Output {
+  write(text: string): unknown;
+}
+
+/** `waymark demo [--db file] [--once]`; resolves the exit code. */
+export async function run(
+  args: string[],
+  io: { out: Output; err: Output } = { out: process.stdout, err: process.stderr },
+): Promise<number> {
+  let values: { db?: string | undefined; once?: boolean | undefined; help?: boolean | undefined };
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        db: { type: "string" },
+        once: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: false,
+      strict: true,
+    }));
+  } catch (err) {
+    io.err.write(`waymark demo: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    io.out.write(USAGE);
+    return 0;
+  }
+  const database = values.db ?? DEFAULT_DATABASE;
+  if (database.length === 0) {
+    io.err.write(`waymark demo: --db needs a file path.\n\n${USAGE}`);
+    return 2;
+  }
+
+  const api = await startFakeApi();
+  const uninstall = redirectFetch(api.baseUrl);
+  let engine: DemoEngine | undefined;
+  try {
+    engine = await registry.start({ database });
+    io.out.write(
+      `Waymark demo: database ${database}, fake API at ${api.baseUrl} standing in for ${SAMPLE_ORIGIN}.\nSeeding...\n\n`,
+    );
+    const seeded = await seedDemo(engine, api);
+    io.out.write(`${formatSeeded(seeded)}  (serve them with: waymark mcp --db ${database})\n`);
+    if (values.once) {
+      io.out.write("\nSeeded; exiting (--once).\n");
+      return 0;
+    }
+    io.out.write("\nServing: the engine keeps running these runs. Press Ctrl+C to stop.\n");
+    const signal = await new Promise<string>((resolve) => {
+      const stop = (sig: NodeJS.Signals) => {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        resolve(sig);
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+    });
+    io.out.write(`\n${signal}: closing the engine.\n`);
+    return 0;
+  } finally {
+    await engine?.close();
+    uninstall();
+    await api.close();
+  }
+}
