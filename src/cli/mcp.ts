@@ -71,7 +71,8 @@ export function parseArgs(argv: string[]): Args | "help" {
         if (next !== undefined && !next.startsWith("--")) {
           i++;
           const m = /^(?:(.+):)?(\d+)$/.exec(next);
-          if (!m) throw new UsageError(`--http takes [host:]port, e.g. 3920 or 127.0.0.1:3920; got "${next}".`);
+          if (!m)
+            throw new UsageError(`--http takes [host:]port, e.g. 3920 or 127.0.0.1:3920; got "${next}".`);
           if (m[1]) args.host = m[1].replace(/^\[(.*)\]$/, "$1");
           args.port = Number(m[2]);
           if (args.port > 65535) throw new UsageError(`Port ${args.port} is out of range (0-65535).`);
@@ -173,7 +174,9 @@ export async function run(argv: string[]): Promise<number> {
   try {
     if (args.mode === "http") {
       http = await serveHttp(factory, { host: args.host, port: args.port, ...(token ? { token } : {}) });
-      log(`listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`);
+      log(
+        `listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`,
+      );
       await stopped;
     } else {
       const session = await serveStdio(factory);

@@ -167,6 +167,8 @@ export function runRace(
 interface LoopDetail {
   iteration: number;
   state: unknown;
+  /** The loop state each kept iteration began with (so a replay can restart inside one). */
+  starts?: Record<string, unknown>;
   /** State changes of compacted iterations, merged, so state before earlier entries stays derivable. */
   compacted?: { diff: StateDiff; stateSeq: number; iterations: number };
 }
@@ -204,6 +206,7 @@ export async function runLoop(
     exec.write(row);
   }
   for (;;) {
+    detail.starts = { ...detail.starts, [String(detail.iteration)]: detail.state };
     const iterPath = `${path}#${detail.iteration}`;
     const iterScope = new Scope(iterPath, exec.history.scope(iterPath), scope);
     let result: LoopResult<unknown, unknown>;
@@ -253,6 +256,7 @@ function compact(exec: RunExecution, path: string, i: number, detail: LoopDetail
       ? { ...detail.compacted, diff: composeDiffs(detail.compacted.diff, diff), stateSeq: r.stateSeq! }
       : { diff, stateSeq: r.stateSeq!, iterations: 0 };
   }
+  if (detail.starts) delete detail.starts[String(i)];
   if (detail.compacted) detail.compacted.iterations = i + 1;
   else detail.compacted = { diff: {}, stateSeq: 0, iterations: i + 1 };
   exec.core.writes.deleteEntries(

@@ -76,7 +76,7 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
       return runLoop(exec, scope, name, options) as Promise<T>;
     },
     broadcast(event: string, data?: unknown) {
-      if (!scope.replaying && !exec.dead) exec.core.emitBroadcast(exec, event, data);
+      if (!scope.replaying && !exec.dead && !exec.verifying) exec.core.emitBroadcast(exec, event, data);
     },
     removed(name: string) {
       return runRemoved(exec, scope, name);

@@ -21,7 +21,6 @@ import {
 import {
   type EntryRow,
   type MessageRow,
-  type RequestRow,
   type RunRow,
   type RunStatus,
   type Store,
@@ -34,9 +33,18 @@ import type { EngineCore } from "./core.js";
 import { type EngineEvent, EventHub } from "./events.js";
 import { RunExecution, type Wait } from "./execution.js";
 import { toJson } from "./json.js";
+import { type ReplayOptions, type ReplayPlan, replayRun } from "./replay.js";
 import { Requests } from "./requests.js";
 import { RunsApi } from "./runs-api.js";
 import { WriteQueue } from "./write-queue.js";
+
+/** A replay stored for the process that runs the workflow, not yet carried out. */
+export interface ReplayRequest {
+  requested: true;
+  requestId: number;
+  run: string;
+  message: string;
+}
 
 export interface EngineOptions {
   clock?: Clock;
@@ -74,6 +82,8 @@ export class Engine extends RunsApi implements EngineCore {
   readonly events = new EventHub();
   readonly active = new Map<number, RunExecution>();
   private readonly timed = new Set<Wait>();
+  /** Runs being loaded for execution, with messages sent to them meanwhile. */
+  readonly loading = new Map<number, MessageRow[]>();
   private readonly faulted = new Map<number, number>();
   private readonly requests: Requests;
   private readonly leaseMs: number;
@@ -251,7 +261,9 @@ export class Engine extends RunsApi implements EngineCore {
   }
 
   /** Starts executing a run this process has claimed. */
-  private begin(run: RunRow, entries: EntryRow[], messages: MessageRow[]): void {
+  private begin(run: RunRow, entries: EntryRow[], loadedMessages: MessageRow[]): void {
+    const late = this.loading.get(run.id) ?? [];
+    const messages = late.length ? [...loadedMessages, ...late] : loadedMessages;
     const def = this.defs.get(run.workflow)?.get(run.version);
     if (!def) {
       this.writes.patch(
@@ -302,8 +314,7 @@ export class Engine extends RunsApi implements EngineCore {
       this.events.emit({ type: "run", runId, workflow: row.workflow, key: row.key, status: "cancelled" });
       return "cancelled";
     }
-    this.writes.request(runId, "cancel", "{}");
-    await this.writes.flush();
+    await this.writes.request(runId, "cancel", "{}");
     return "requested";
   }
 
@@ -321,9 +332,52 @@ export class Engine extends RunsApi implements EngineCore {
     }
   }
 
-  /** Carries out a replay requested by another process; true when the run should then resume. */
-  async applyReplayRequest(_run: RunRow, _request: RequestRow): Promise<boolean> {
-    return false;
+  /**
+   * Replays a run after a fix (see replay.ts for what is discarded). Without the workflow's code in this
+   * process (attached), a real replay is stored as a request for the process that runs it; this waits up
+   * to `waitMs` for that process to carry it out.
+   */
+  async replay(
+    runId: number,
+    options: ReplayOptions & { waitMs?: number } = {},
+  ): Promise<ReplayPlan | ReplayRequest> {
+    this.assertOpen();
+    const run = await this.runRow(runId);
+    if (this.defs.has(run.workflow) || options.dryRun) return replayRun(this, runId, options);
+    await replayRun(this, runId, { ...options, dryRun: true }); // refuse bad input here, before asking
+    const { waitMs, ...args } = options;
+    const requestId = await this.writes.request(
+      runId,
+      "replay",
+      JSON.stringify({ ...args, requestedBy: args.requestedBy ?? "attached process" }),
+    );
+    const deadline = Date.now() + (waitMs ?? 5000);
+    for (;;) {
+      const req = await this.store.getRequest(requestId);
+      if (req?.result) {
+        const result = JSON.parse(req.result) as {
+          ok: boolean;
+          plan?: ReplayPlan;
+          error?: string;
+          code?: string;
+        };
+        if (result.ok && result.plan) return result.plan;
+        throw new WaymarkError(
+          result.code ?? "REPLAY_REFUSED",
+          result.error ?? "The owning process refused the replay.",
+          { run: `${run.workflow}/${run.key}` },
+        );
+      }
+      if (Date.now() > deadline) {
+        return {
+          requested: true,
+          requestId,
+          run: `${run.workflow}/${run.key}`,
+          message: `No process running workflow "${run.workflow}" has carried out the replay yet; it is stored and will be applied when one claims the run.`,
+        };
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   // ---- scheduler ----------------------------------------------------------------------------
@@ -396,9 +450,17 @@ export class Engine extends RunsApi implements EngineCore {
           ...this.defs.keys(),
         ]);
         if (claimed.length === 0) break;
-        const loaded = await this.store.loadRuns(claimed.map((r) => r.id));
+        const resume: number[] = [];
+        for (const run of claimed) if (!(await this.requests.applyOnClaim(run))) resume.push(run.id);
+        // Messages this process sends while these runs load are kept for them (see send()).
+        for (const id of resume) this.loading.set(id, []);
+        let loaded: Awaited<ReturnType<Store["loadRuns"]>>;
+        try {
+          loaded = await this.store.loadRuns(resume);
+        } finally {
+          for (const id of resume) this.loading.delete(id);
+        }
         for (const l of loaded) {
-          if (await this.requests.applyOnClaim(l.run)) continue;
           this.writes.patch(
             { id: l.run.id, status: "running", waiting: null, waitQueues: null, updatedAt: now },
             this.owner,
@@ -434,7 +496,10 @@ export class Engine extends RunsApi implements EngineCore {
       const fresh = await this.store.messagesSince(this.messageMark, 1000);
       for (const m of fresh) {
         this.messageMark = m.id;
-        if (m.consumedAt === null) this.active.get(m.runId)?.deliver(m);
+        if (m.consumedAt !== null) continue;
+        const exec = this.active.get(m.runId);
+        if (exec) exec.deliver(m);
+        else this.loading.get(m.runId)?.push(m);
       }
       if (fresh.length < 1000) break;
     }

@@ -70,6 +70,13 @@ export class RunExecution {
   fatal: Error | null = null;
   readonly controllers = new Set<AbortController>();
   private idleCheckQueued = false;
+  /**
+   * Verify mode (replay checks): the code replays recorded entries only; anything new stops at the
+   * frontier (a promise that never settles) and nothing is written.
+   */
+  verifying = false;
+  /** In verify mode: how the code ended, if it did before reaching the frontier. */
+  verifyOutcome: { completed: boolean; error?: unknown } | null = null;
 
   constructor(
     readonly core: EngineCore,
@@ -181,11 +188,17 @@ export class RunExecution {
 
   /** Queues an entry write (not awaited). */
   write(row: EntryRow): void {
-    if (!this.dead) this.core.writes.entry(row, this.core.owner);
+    if (!this.dead && !this.verifying) this.core.writes.entry(row, this.core.owner);
+  }
+
+  /** Verify mode: where new work would begin; never settles. */
+  frontier(): Promise<never> {
+    return new Promise<never>(() => {});
   }
 
   /** Waits until everything this run wrote is committed; throws Abandoned if it stopped meanwhile. */
   async persist(): Promise<void> {
+    if (this.verifying) return;
     this.active++;
     let failed: ReadonlySet<number>;
     try {
@@ -200,6 +213,7 @@ export class RunExecution {
 
   /** Records an entry's change and emits it once durable. */
   async commitEntry(row: EntryRow): Promise<void> {
+    if (this.verifying) return;
     this.write(row);
     await this.persist();
     this.core.emitEntry(this, row);
@@ -238,6 +252,7 @@ export class RunExecution {
   /** Blocks a code path until the wait is released (by time or message); may suspend the run. */
   wait(w: Omit<Wait, "resolve" | "reject" | "exec">): Promise<void> {
     this.check(w.scope);
+    if (this.verifying) return this.frontier();
     return new Promise<void>((resolve, reject) => {
       const full: Wait = { ...w, exec: this, resolve, reject };
       this.waits.add(full);
@@ -322,6 +337,17 @@ export class RunExecution {
 
   private finish(output: unknown): void {
     if (this.dead) return;
+    if (this.verifying) {
+      this.verifyOutcome = this.fatal ? { completed: false, error: this.fatal } : { completed: true };
+      if (!this.fatal && this.root.next < this.root.loaded) {
+        try {
+          this.diverge(this.root, this.root.next, this.root.entries[this.root.next], null);
+        } catch (err) {
+          this.verifyOutcome = { completed: false, error: err };
+        }
+      }
+      return;
+    }
     let json: string | null;
     try {
       if (this.fatal) throw this.fatal;
@@ -338,6 +364,10 @@ export class RunExecution {
 
   private fail(err: unknown): void {
     if (this.dead || isInternal(err)) return;
+    if (this.verifying) {
+      this.verifyOutcome = { completed: false, error: this.fatal ?? err };
+      return;
+    }
     const error = this.fatal && err !== this.fatal ? this.fatal : err;
     void this.end("failed", { error: JSON.stringify(errorInfo(error)) });
   }

@@ -1,34 +1,53 @@
 // Requests about runs written by other processes (an attached MCP server, a CLI): cancel, replay.
-// The process that holds (or claims) a run carries them out.
+// The process that holds (or claims) a run carries them out and records what happened.
 
 import { type RequestRow, type RunRow, TERMINAL_STATUSES } from "../storage/store.js";
 import type { Engine } from "./engine.js";
+import { type ReplayOptions, replayRun } from "./replay.js";
 
 export class Requests {
   constructor(private readonly engine: Engine) {}
 
   /**
    * Applies the pending requests of a run this process just claimed.
-   * Returns true when the run must not be resumed (cancelled, or finished and only claimed for a request).
+   * Returns true when the run must not be resumed now (cancelled, replayed and released, or finished).
    */
   async applyOnClaim(run: RunRow): Promise<boolean> {
     const e = this.engine;
     const pending = await e.store.pendingRequests([run.id], 100);
-    let stop = TERMINAL_STATUSES.includes(run.status);
+    let outcome: "resume" | "released" | "stop" = TERMINAL_STATUSES.includes(run.status) ? "stop" : "resume";
     for (const r of pending) {
-      if (r.kind === "cancel" && !stop) {
-        await e.cancelClaimed(run);
-        stop = true;
+      if (r.kind === "cancel") {
+        if (outcome !== "stop") await e.cancelClaimed(run);
+        outcome = "stop";
+        e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
       } else if (r.kind === "replay") {
-        stop = !(await e.applyReplayRequest(run, r));
+        e.writes.requestDone(r.id, await this.replay(run, r));
+        if ((await e.store.getRun(run.id))?.status === "pending") outcome = "released";
+      } else {
+        e.writes.requestDone(r.id, { ok: false, error: `Unknown request kind "${r.kind}".` });
       }
-      e.writes.requestDone(r.id);
     }
-    if (stop) {
+    if (outcome === "stop")
       e.writes.patch({ id: run.id, owner: null, leaseUntil: null, wakeAt: null }, e.owner);
+    await e.writes.flush();
+    return outcome !== "resume";
+  }
+
+  private async replay(run: RunRow, request: RequestRow): Promise<unknown> {
+    const e = this.engine;
+    try {
       await e.writes.flush();
+      const args = JSON.parse(request.args) as ReplayOptions;
+      const plan = await replayRun(e, run.id, { ...args, dryRun: false });
+      return { ok: true, plan };
+    } catch (err) {
+      return {
+        ok: false,
+        error: err instanceof Error ? err.message : String(err),
+        code: (err as { code?: string }).code,
+      };
     }
-    return stop;
   }
 
   /** Applies requests about runs executing here: a cancel stops them; a replay is refused while they run. */
@@ -36,8 +55,17 @@ export class Requests {
     const e = this.engine;
     const pending: RequestRow[] = await e.store.pendingRequests(runIds, 100);
     for (const r of pending) {
-      if (r.kind === "cancel") await e.cancel(r.runId);
-      e.writes.requestDone(r.id);
+      if (r.kind === "cancel") {
+        await e.cancel(r.runId);
+        e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
+      } else {
+        e.writes.requestDone(r.id, {
+          ok: false,
+          code: "RUN_BUSY",
+          error:
+            "The run was executing when the request arrived; wait until it is waiting, sleeping or finished, then ask again.",
+        });
+      }
     }
     if (pending.length) await e.writes.flush();
   }

@@ -12,6 +12,7 @@ import {
   WaymarkError,
 } from "../errors.js";
 import {
+  type MessageRow,
   RUN_STATUSES,
   type RunQuery,
   type RunRow,
@@ -70,6 +71,18 @@ export interface EntryDetail extends HistoryEntry {
   stateAfter: unknown;
 }
 
+/** A workflow with its versions and how many runs it has in each status (overall and per version). */
+export interface WorkflowSummary {
+  name: string;
+  versions: number[];
+  latest: number;
+  description?: string;
+  queues: string[];
+  actions: string[];
+  runs: Record<string, number>;
+  runsByVersion: Record<string, Record<string, number>>;
+}
+
 export interface RunPage {
   runs: RunInfo[];
   /** Pass back to get the next page; null on the last page. */
@@ -103,6 +116,7 @@ export abstract class RunsApi {
   abstract readonly writes: WriteQueue;
   abstract readonly events: EventHub;
   abstract readonly active: Map<number, RunExecution>;
+  abstract readonly loading: Map<number, MessageRow[]>;
   abstract readonly owner: string;
   abstract assertOpen(): void;
   abstract poke(): void;
@@ -372,36 +386,41 @@ export abstract class RunsApi {
     };
   }
 
-  /** Registered workflows with their versions and run counts by status. */
-  async listWorkflows(): Promise<
-    Array<{
-      name: string;
-      versions: number[];
-      latest: number;
-      description?: string;
-      queues: string[];
-      actions: string[];
-      runs: Record<string, number>;
-    }>
-  > {
+  /** Workflows (registered here or published by other processes) with versions and run counts by status. */
+  async listWorkflows(): Promise<WorkflowSummary[]> {
     const counts = await this.store.countRuns();
-    const names = new Set<string>([...this.defs.keys(), ...counts.map((c) => c.workflow)]);
+    const published = [...(await this.published(true)).values()];
+    const names = new Set<string>([
+      ...this.defs.keys(),
+      ...published.map((p) => p.name),
+      ...counts.map((c) => c.workflow),
+    ]);
     return [...names].sort().map((name) => {
-      const versions = [...(this.defs.get(name)?.keys() ?? [])];
-      for (const c of counts)
-        if (c.workflow === name && !versions.includes(c.version)) versions.push(c.version);
-      versions.sort((a, b) => a - b);
-      const latestDef = this.defs.get(name)?.get(Math.max(...versions));
+      const versions = new Set<number>(this.defs.get(name)?.keys() ?? []);
+      for (const p of published) if (p.name === name) versions.add(p.version);
+      for (const c of counts) if (c.workflow === name) versions.add(c.version);
+      const sorted = [...versions].sort((a, b) => a - b);
+      const latest = sorted.at(-1) ?? 1;
+      const def = this.defs.get(name)?.get(latest);
+      const meta = published.find((p) => p.name === name && p.version === latest);
       const runs: Record<string, number> = {};
-      for (const c of counts) if (c.workflow === name) runs[c.status] = (runs[c.status] ?? 0) + c.count;
+      const runsByVersion: Record<string, Record<string, number>> = {};
+      for (const c of counts) {
+        if (c.workflow !== name) continue;
+        runs[c.status] = (runs[c.status] ?? 0) + c.count;
+        const v = (runsByVersion[String(c.version)] ??= {});
+        v[c.status] = (v[c.status] ?? 0) + c.count;
+      }
+      const description = def?.description ?? meta?.description ?? undefined;
       return {
         name,
-        versions,
-        latest: Math.max(...versions),
-        ...(latestDef?.description ? { description: latestDef.description } : {}),
-        queues: latestDef ? Object.keys(latestDef.queues) : [],
-        actions: latestDef ? Object.keys(latestDef.actions) : [],
+        versions: sorted,
+        latest,
+        ...(description ? { description } : {}),
+        queues: def ? Object.keys(def.queues) : Object.keys(meta?.queues ?? {}),
+        actions: def ? Object.keys(def.actions as object) : (meta?.actions ?? []),
         runs,
+        runsByVersion,
       };
     });
   }

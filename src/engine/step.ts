@@ -86,6 +86,7 @@ export async function runStep<T>(
   if (recorded?.status === "completed")
     return (recorded.output === null ? undefined : JSON.parse(recorded.output)) as T;
   if (recorded?.status === "failed") throw recordedFailure(exec, recorded);
+  if (exec.verifying) return exec.frontier();
 
   const path = entryPath(scope.path, name);
   const policy = policyOf(options, path);

@@ -36,8 +36,8 @@ class Pending {
   unconsume: number[] = [];
   deleteEntries: WriteBatch["deleteEntries"] = [];
   truncateEntries: WriteBatch["truncateEntries"] = [];
-  requests: WriteBatch["requests"] = [];
-  requestsDone: number[] = [];
+  requests: Array<WriteBatch["requests"][number] & { d: Deferred<number> }> = [];
+  requestsDone: WriteBatch["requestsDone"] = [];
   owned = new Map<number, string>();
   flushers: Array<(failed: ReadonlySet<number>) => void> = [];
   /** Runs whose writes in this batch were dropped (lease lost, or the commit failed). */
@@ -80,7 +80,7 @@ class Pending {
       unconsume: this.unconsume,
       runs: [...this.runs.values()],
       requestsDone: this.requestsDone,
-      requests: this.requests,
+      requests: this.requests.map(({ runId, kind, args }) => ({ runId, kind, args })),
       leases: [...this.owned].map(([runId, owner]) => ({ runId, owner })),
     };
   }
@@ -144,13 +144,16 @@ export class WriteQueue {
     this.schedule();
   }
 
-  request(runId: number, kind: string, args: string): void {
-    this.pending.requests.push({ runId, kind, args });
-    this.schedule();
+  /** Stores a request for the process that owns (or next claims) the run; resolves its id. */
+  request(runId: number, kind: string, args: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.pending.requests.push({ runId, kind, args, d: { resolve, reject } });
+      this.schedule();
+    });
   }
 
-  requestDone(id: number): void {
-    this.pending.requestsDone.push(id);
+  requestDone(id: number, result: unknown): void {
+    this.pending.requestsDone.push({ id, result: JSON.stringify(result) });
     this.schedule();
   }
 
@@ -211,7 +214,7 @@ export class WriteQueue {
       let result: BatchResult;
       try {
         result = batch.isEmpty()
-          ? { created: [], messages: [] }
+          ? { created: [], messages: [], requests: [] }
           : await this.store.commit(batch.toBatch(this.now()));
         this.commits++;
       } catch (err) {
@@ -226,6 +229,7 @@ export class WriteQueue {
         this.onFailure(ids, err);
         for (const c of batch.creates) c.d.reject(err);
         for (const m of batch.messages) m.d.reject(err);
+        for (const r of batch.requests) r.d.reject(err);
         for (const f of batch.flushers) f(batch.failed);
         return;
       }
@@ -234,6 +238,9 @@ export class WriteQueue {
       });
       batch.messages.forEach((m, i) => {
         m.d.resolve(result.messages[i]!);
+      });
+      batch.requests.forEach((r, i) => {
+        r.d.resolve(result.requests[i]!);
       });
       for (const f of batch.flushers) f(batch.failed);
       return;

@@ -157,7 +157,8 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
       try {
         body = JSON.parse(await readBody(req, maxBody));
       } catch (err) {
-        if (err instanceof BodyTooLarge) jsonError(res, 413, -32000, `Request body is larger than ${maxBody} bytes.`);
+        if (err instanceof BodyTooLarge)
+          jsonError(res, 413, -32000, `Request body is larger than ${maxBody} bytes.`);
         else jsonError(res, 400, -32700, "Parse error: the body is not JSON.");
         return;
       }
@@ -166,11 +167,21 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
         return;
       }
       if (sessionId !== undefined) {
-        jsonError(res, 404, -32001, "Session not found: it ended or the server restarted. Initialize a new session.");
+        jsonError(
+          res,
+          404,
+          -32001,
+          "Session not found: it ended or the server restarted. Initialize a new session.",
+        );
         return;
       }
       if (!isInitializeRequest(body)) {
-        jsonError(res, 400, -32000, "Bad Request: send initialize first, then the mcp-session-id header it returns.");
+        jsonError(
+          res,
+          400,
+          -32000,
+          "Bad Request: send initialize first, then the mcp-session-id header it returns.",
+        );
         return;
       }
       const server = factory();
@@ -191,7 +202,8 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
     }
     if (req.method === "GET" || req.method === "DELETE") {
       if (!existing) {
-        if (sessionId === undefined) jsonError(res, 400, -32000, "Bad Request: the mcp-session-id header is missing.");
+        if (sessionId === undefined)
+          jsonError(res, 400, -32000, "Bad Request: the mcp-session-id header is missing.");
         else jsonError(res, 404, -32001, "Session not found: it ended or the server restarted.");
         return;
       }
@@ -205,7 +217,9 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
 
   const httpServer = http.createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      process.stderr.write(`waymark mcp: HTTP request failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.stderr.write(
+        `waymark mcp: HTTP request failed: ${err instanceof Error ? err.message : String(err)}\n`,
+      );
       jsonError(res, 500, -32603, "Internal server error.");
     });
   });

@@ -170,7 +170,8 @@ export interface WriteBatch {
   /** Put consumed messages back on their queues (replay). */
   unconsume: number[];
   runs: RunPatch[];
-  requestsDone: number[];
+  /** Requests carried out (or refused), with what happened as JSON. */
+  requestsDone: Array<{ id: number; result: string }>;
   requests: Array<{ runId: number; kind: string; args: string }>;
   /** Runs this batch writes for as their lease owner; a run owned by someone else aborts the batch with LeaseLostError. */
   leases: Array<{ runId: number; owner: string }>;
@@ -179,6 +180,8 @@ export interface WriteBatch {
 export interface BatchResult {
   created: CreateResult[];
   messages: MessageResult[];
+  /** Ids of the requests inserted, in order. */
+  requests: number[];
 }
 
 export interface LoadedRun {
@@ -261,6 +264,12 @@ export interface Store {
    * cleared, unfinished entries marked cancelled. False when it is finished or leased by someone else.
    */
   cancelRun(runId: number, now: number, owner: string): Promise<boolean>;
+  /** Claims one run for `owner` if it is unowned, already its own, or its lease expired. */
+  claimRun(runId: number, owner: string, leaseUntil: number, now: number): Promise<boolean>;
+  /** A request and what became of it (null result while pending). */
+  getRequest(
+    id: number,
+  ): Promise<(RequestRow & { doneAt: number | null; result: string | null }) | undefined>;
 
   pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]>;
 

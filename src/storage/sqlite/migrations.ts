@@ -70,7 +70,8 @@ export const MIGRATIONS: readonly string[] = [
     kind TEXT NOT NULL,
     args TEXT NOT NULL,
     created_at INTEGER NOT NULL,
-    done_at INTEGER
+    done_at INTEGER,
+    result TEXT
   );
   CREATE INDEX requests_pending ON requests (run_id, id) WHERE done_at IS NULL;
 

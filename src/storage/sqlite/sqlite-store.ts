@@ -220,7 +220,12 @@ export class SqliteStore implements Store {
           AND (owner IS NULL OR owner = ?3 OR lease_until <= ?1)`),
       cancelEntries: p(`UPDATE entries SET status = 'cancelled', ended_at = ?1
         WHERE run_id = ?2 AND status IN ('running', 'waiting', 'retrying')`),
-      requestDone: p("UPDATE requests SET done_at = ? WHERE id = ?"),
+      requestDone: p("UPDATE requests SET done_at = ?, result = ? WHERE id = ?"),
+      getRequest:
+        p(`SELECT id, run_id AS runId, kind, args, created_at AS createdAt, done_at AS doneAt, result
+        FROM requests WHERE id = ?`),
+      claimRun: p(`UPDATE runs SET owner = ?2, lease_until = ?3, wake_at = ?3
+        WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_until <= ?4)`),
       entriesOf: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? ORDER BY seq`),
       entriesPage: p(
         `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
@@ -329,12 +334,13 @@ export class SqliteStore implements Store {
         });
       }
     }
+    const requests: number[] = [];
     for (const r of batch.requests) {
-      s.insertRequest.run(r.runId, r.kind, r.args, now);
+      requests.push(Number(s.insertRequest.run(r.runId, r.kind, r.args, now).lastInsertRowid));
       s.wakeForRequest.run(numbered(now, r.runId));
     }
-    for (const id of batch.requestsDone) s.requestDone.run(now, id);
-    return { created, messages };
+    for (const d of batch.requestsDone) s.requestDone.run(now, d.result, d.id);
+    return { created, messages, requests };
   }
 
   private applyPatch(patch: RunPatch, now: number): void {
@@ -560,6 +566,22 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw this.describeWriteError(err);
     }
+  }
+
+  async claimRun(runId: number, owner: string, leaseUntil: number, now: number): Promise<boolean> {
+    try {
+      return this.stmts.claimRun.run(numbered(runId, owner, leaseUntil, now)).changes === 1;
+    } catch (err) {
+      throw this.describeWriteError(err);
+    }
+  }
+
+  async getRequest(
+    id: number,
+  ): Promise<(RequestRow & { doneAt: number | null; result: string | null }) | undefined> {
+    return this.stmts.getRequest.get(id) as
+      | (RequestRow & { doneAt: number | null; result: string | null })
+      | undefined;
   }
 
   async pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]> {
