@@ -123,7 +123,7 @@ async function runParallel(
   const row = recorded ?? exec.newEntry(scope, ordinal, name, kind, "running");
   if (!recorded) {
     row.detail = JSON.stringify({ branches: names });
-    exec.write(row);
+    exec.mark(row);
   }
   let result: { values: Record<string, unknown>; winner?: string };
   try {

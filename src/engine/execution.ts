@@ -191,6 +191,11 @@ export class RunExecution {
     if (!this.dead && !this.verifying) this.core.writes.entry(row, this.core.owner);
   }
 
+  /** Queues a start marker: written only if the entry is still unfinished a turn later. */
+  mark(row: EntryRow): void {
+    if (!this.dead && !this.verifying) this.core.writes.marker(row, this.core.owner);
+  }
+
   /** Verify mode: where new work would begin; never settles. */
   frontier(): Promise<never> {
     return new Promise<never>(() => {});

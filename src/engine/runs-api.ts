@@ -327,7 +327,14 @@ export abstract class RunsApi {
         else if (row.status === "cancelled") reject(new RunCancelledError(label));
         else reject(new RunFailedError(label, fromJson<ErrorInfo>(row.error) ?? null));
       };
-      const off = this.events.onRun(runId, () => void check().catch(reject));
+      const off = this.events.onRun(runId, (e) => {
+        if (
+          e.type === "external" ||
+          (e.type === "run" && TERMINAL_STATUSES.includes(e.status as RunStatus))
+        ) {
+          void check().catch(reject);
+        }
+      });
       if (options.timeout !== undefined) {
         timer = setTimeout(async () => {
           if (done) return;
@@ -343,7 +350,8 @@ export abstract class RunsApi {
           );
         }, options.timeout);
       }
-      void check().catch(reject);
+      // A run executing here is not finished; its end arrives as an event.
+      if (!this.active.has(runId)) void check().catch(reject);
     });
   }
 

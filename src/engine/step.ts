@@ -25,7 +25,17 @@ interface RetryPolicy {
   timeout: number | null;
 }
 
+const DEFAULT_POLICY: RetryPolicy = {
+  maxAttempts: DEFAULT_RETRIES + 1,
+  initial: 250,
+  max: 60_000,
+  factor: 2,
+  jitter: true,
+  timeout: null,
+};
+
 function policyOf(options: StepOptions | undefined, path: string): RetryPolicy {
+  if (options === undefined) return DEFAULT_POLICY;
   const retries = options?.retries ?? DEFAULT_RETRIES;
   if (!Number.isInteger(retries) || retries < 0) {
     throw new WaymarkError(
@@ -114,7 +124,7 @@ export async function runStep<T>(
     attempts.push(attempt);
     row.status = "running";
     row.attempts = JSON.stringify(attempts);
-    exec.write(row);
+    exec.mark(row);
 
     exec.active++;
     let value: T;

@@ -109,9 +109,41 @@ export class WriteQueue {
 
   /** Writes an entry row (full row; replaces an earlier write of the same entry this turn). */
   entry(row: EntryRow, owner: string): void {
-    this.pending.entries.set(`${row.runId}:${row.seq}`, row);
+    const key = `${row.runId}:${row.seq}`;
+    this.markers.delete(key);
+    this.pending.entries.set(key, row);
     this.pending.owned.set(row.runId, owner);
     this.schedule();
+  }
+
+  /**
+   * Writes a start marker (a step or branch that began) only if it is still unfinished one turn
+   * later: most steps finish within a turn, and their completion write makes the marker needless.
+   * Best effort by design: a marker shows an attempt that a crash interrupted.
+   */
+  marker(row: EntryRow, owner: string): void {
+    const key = `${row.runId}:${row.seq}`;
+    if (this.pending.entries.has(key)) return;
+    this.markers.set(key, { row, owner, status: row.status, aged: false });
+    this.schedule();
+  }
+
+  private readonly markers = new Map<
+    string,
+    { row: EntryRow; owner: string; status: string; aged: boolean }
+  >();
+
+  /** Moves markers that outlived a turn into the batch; keeps the young ones for the next. */
+  private ageMarkers(): void {
+    for (const [key, m] of this.markers) {
+      if (m.row.status !== m.status) {
+        this.markers.delete(key);
+      } else if (m.aged) {
+        this.markers.delete(key);
+        this.pending.entries.set(key, m.row);
+        this.pending.owned.set(m.row.runId, m.owner);
+      } else m.aged = true;
+    }
   }
 
   /** Merges a partial run update into this turn's patch for the run. */
@@ -197,7 +229,9 @@ export class WriteQueue {
       if (!this.pending.isEmpty() || this.pending.flushers.length) this.schedule();
       return;
     }
+    this.ageMarkers();
     const batch = this.pending;
+    if (this.markers.size > 0) this.schedule();
     if (batch.isEmpty() && batch.flushers.length === 0) return;
     this.pending = new Pending();
     this.inFlight = this.commit(batch);
