@@ -14,7 +14,7 @@ async function waitingApproval() {
   return engine;
 }
 
-const json = (r: { contents: Array<{ text?: unknown }> }) => JSON.parse(String(r.contents[0]!.text));
+const json = (r: { contents: unknown[] }) => JSON.parse(String((r.contents[0] as { text?: string }).text));
 
 test("workflows, runs, history, state and steps read as JSON; keys are percent-encoded", async () => {
   const engine = await waitingApproval();
