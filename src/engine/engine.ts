@@ -96,6 +96,7 @@ export class Engine extends RunsApi implements EngineCore {
   private poller: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private unsubscribeClock: (() => void) | null = null;
+  private unsubscribeStore: (() => void) | null = null;
   private ticking: Promise<void> | null = null;
   private tickAgain = false;
   private lastChange = -1;
@@ -129,6 +130,7 @@ export class Engine extends RunsApi implements EngineCore {
     await this.expireDeadOwners();
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
     this.poller = setInterval(() => void this.pollChanges(), this.pollMs);
+    this.unsubscribeStore = this.store.onChange?.(() => void this.tick()) ?? null;
     if (this.executes) {
       this.heartbeat = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
     }
@@ -548,6 +550,7 @@ export class Engine extends RunsApi implements EngineCore {
     this.closed = true;
     for (const t of [this.timer, this.poller, this.heartbeat]) if (t) clearTimeout(t);
     this.unsubscribeClock?.();
+    this.unsubscribeStore?.();
     if (this.ticking) await this.ticking.catch(() => {});
     for (const exec of this.active.values()) exec.stop();
     this.active.clear();

@@ -279,5 +279,10 @@ export interface Store {
 
   /** A number that changes whenever another connection commits (cheap; polled). */
   changeCounter(): Promise<number>;
+  /**
+   * Optional push for other processes' commits (e.g. PostgreSQL LISTEN/NOTIFY), so the engine reacts
+   * at once instead of at its next poll. Returns the unsubscribe function.
+   */
+  onChange?(listener: () => void): () => void;
   close(): Promise<void>;
 }
