@@ -36,7 +36,10 @@ test("an approval sent through MCP is consumed by the owning process, which fini
   const db = tempDb(closer);
   await startOwner(db, "approval", "inv-1", JSON.stringify({ amount: 250 }), "sleeper", "s-1", "null");
   const engine = await attachEngine(closer, db);
-  await until(async () => (await engine.store.findRun("approval", "inv-1"))?.status === "waiting", "the run to wait");
+  await until(
+    async () => (await engine.store.findRun("approval", "inv-1"))?.status === "waiting",
+    "the run to wait",
+  );
   const client = await connect(closer, engine);
   const updates: string[] = [];
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
@@ -70,7 +73,11 @@ test("an approval sent through MCP is consumed by the owning process, which fini
     idempotencyKey: "inv-1-decision",
   });
   expect(sent.isError).toBeFalsy();
-  expect(sent.structuredContent).toMatchObject({ runWasWaiting: true, consumed: true, consumedBy: "await-decision" });
+  expect(sent.structuredContent).toMatchObject({
+    runWasWaiting: true,
+    consumed: true,
+    consumedBy: "await-decision",
+  });
 
   const done = await call(client, "wait_for_run", {
     workflow: "approval",
@@ -83,11 +90,39 @@ test("an approval sent through MCP is consumed by the owning process, which fini
   expect(final.structuredContent!.output).toEqual({ approved: true, by: "ann" });
   await until(() => updates.length > 0, "a resources/updated notification from the other process's progress");
 
+  // A replay is stored as a request and carried out by the owner, which reruns from the chosen entry.
+  const dry = await call(client, "replay_run", {
+    workflow: "approval",
+    key: "inv-1",
+    fromStep: "await-decision",
+    dryRun: true,
+  });
+  expect(dry.structuredContent).toMatchObject({ dryRun: true, applied: false, discardCount: 2 });
+  expect(dry.structuredContent!.restoreMessages[0].body).toEqual({ approve: true, by: "ann" });
+  const replayed = await call(client, "replay_run", {
+    workflow: "approval",
+    key: "inv-1",
+    fromStep: "await-decision",
+  });
+  expect(replayed.isError).toBeFalsy();
+  expect(replayed.structuredContent!.applied || replayed.structuredContent!.requested).toBe(true);
+  await until(async () => {
+    const row = await engine.store.findRun("approval", "inv-1");
+    const history = row ? await engine.history(row.id) : [];
+    return row?.status === "completed" && history.some((e) => e.kind === "replay");
+  }, "the owner to carry out the replay and finish again");
+
   // A cancel is requested here and carried out by the owner.
-  await until(async () => (await engine.store.findRun("sleeper", "s-1"))?.status === "sleeping", "the sleeper");
+  await until(
+    async () => (await engine.store.findRun("sleeper", "s-1"))?.status === "sleeping",
+    "the sleeper",
+  );
   const cancel = await call(client, "cancel_run", { workflow: "sleeper", key: "s-1" });
   expect(["requested", "cancelled"]).toContain(cancel.structuredContent!.outcome);
-  await until(async () => (await engine.store.findRun("sleeper", "s-1"))?.status === "cancelled", "the cancel");
+  await until(
+    async () => (await engine.store.findRun("sleeper", "s-1"))?.status === "cancelled",
+    "the cancel",
+  );
 
   const start = await call(client, "start_run", { workflow: "approval", key: "inv-2" });
   expect(start.isError).toBe(true);

@@ -50,7 +50,7 @@ test("over stdio with a registry: the server runs the workflows itself; logs go 
     body: { approve: true, by: "cli" },
   });
   expect(sent.structuredContent!.consumed).toBe(true);
-  expect(stderr()).toContain("running workflows approval, flaky, sleeper");
+  expect(stderr()).toContain("running workflows approval, flaky, fixable, sleeper");
 });
 
 test("over stdio attached beside an application, read-only hides the write tools", async () => {
@@ -84,7 +84,11 @@ test("over HTTP on port 0: prints the bound address to stderr and serves it; ref
   let stdout = "";
   child.stderr!.on("data", (d) => (stderr += d));
   child.stdout!.on("data", (d) => (stdout += d));
-  const url = await until(() => /listening on (http:\/\/\S+)/.exec(stderr)?.[1], "the listening line", 30_000);
+  const url = await until(
+    () => /listening on (http:\/\/\S+)/.exec(stderr)?.[1],
+    "the listening line",
+    30_000,
+  );
   expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   const client = new Client({ name: "http-cli-test", version: "1.0.0" });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));

@@ -81,7 +81,11 @@ export function text(result: CallToolResult): string {
 }
 
 /** Polls `fn` until it returns a truthy value, or throws after a generous deadline. */
-export async function until<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 20_000): Promise<NonNullable<T>> {
+export async function until<T>(
+  fn: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await fn();

@@ -42,7 +42,11 @@ function raw(
         port: u.port,
         path: u.pathname,
         method: init.method ?? "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...init.headers },
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...init.headers,
+        },
       },
       (res) => {
         let body = "";
@@ -76,7 +80,10 @@ test("two sessions each get their own server; subscriptions notify over the GET 
   expect(handle.sessionCount()).toBe(2);
 
   const updates: string[] = [];
-  two.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
+  two.client.setNotificationHandler(
+    ResourceUpdatedNotificationSchema,
+    (n) => void updates.push(n.params.uri),
+  );
   await two.client.subscribeResource({ uri: "waymark://runs/approval/a1" });
 
   const sent = await call(one.client, "send_message", {
@@ -112,7 +119,9 @@ test("Host and Origin are checked against DNS rebinding; bodies are limited; req
   expect(localOrigin.status).toBe(200);
   const huge = await raw(handle.url, { body: JSON.stringify({ pad: "x".repeat(20_000) }) });
   expect(huge.status).toBe(413);
-  const noSession = await raw(handle.url, { body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+  const noSession = await raw(handle.url, {
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+  });
   expect(noSession.status).toBe(400);
   const notJson = await raw(handle.url, { body: "{nope" });
   expect(notJson.status).toBe(400);
@@ -131,7 +140,7 @@ test("a bearer token is required when set, and binding beyond loopback without o
   const wrong = await raw(handle.url, { headers: { authorization: "Bearer nope" }, body: INIT });
   expect(wrong.status).toBe(401);
   const { client } = await httpClient(handle.url, "s3cret-token");
-  expect((await call(client, "list_workflows")).structuredContent!.workflows).toHaveLength(3);
+  expect((await call(client, "list_workflows")).structuredContent!.workflows).toHaveLength(4);
 
   const wide = await serve(engine, { host: "0.0.0.0", token: "s3cret-token" });
   const viaLoopback = await httpClient(wide.url.replace("0.0.0.0", "127.0.0.1"), "s3cret-token");

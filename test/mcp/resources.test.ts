@@ -29,7 +29,7 @@ test("workflows, runs, history, state and steps read as JSON; keys are percent-e
     "waymark://runs/{workflow}/{key}/steps/{id}",
   ]);
 
-  expect(json(await client.readResource({ uri: "waymark://workflows" })).workflows).toHaveLength(3);
+  expect(json(await client.readResource({ uri: "waymark://workflows" })).workflows).toHaveLength(4);
   const base = "waymark://runs/approval/order%2F7";
   expect(json(await client.readResource({ uri: base })).status).toBe("waiting");
   expect(json(await client.readResource({ uri: `${base}/state` }))).toEqual({ amount: 99, decision: null });
@@ -81,7 +81,10 @@ test("a subscribed run sends notifications/resources/updated as it moves on, in 
     queue: "decisions",
     body: { approve: true, by: "ann" },
   });
-  await until(async () => (await engine.store.findRun("approval", "order/7"))?.status === "completed", "done");
+  await until(
+    async () => (await engine.store.findRun("approval", "order/7"))?.status === "completed",
+    "done",
+  );
   await until(() => seen.a!.includes(uri), "session a's notification");
   await until(() => seen.b!.includes(`${uri}/history`), "session b's history notification");
   await until(() => seen.b!.includes("waymark://workflows"), "session b's workflows notification");
@@ -114,7 +117,10 @@ test("prompts: diagnose a failed run and review pending approvals, with argument
   });
   expect(key.completion.values).toEqual(["f-1"]);
 
-  const diagnose = await client.getPrompt({ name: "diagnose_failed_run", arguments: { workflow: "flaky", key: "f-1" } });
+  const diagnose = await client.getPrompt({
+    name: "diagnose_failed_run",
+    arguments: { workflow: "flaky", key: "f-1" },
+  });
   const dtext = (diagnose.messages[0]!.content as { text: string }).text;
   expect(dtext).toContain('The latest failed entry is "charge"');
   expect(dtext).toContain("card declined");

@@ -22,6 +22,7 @@ describe("tool list", () => {
   test("every tool has described inputs, an output schema and annotations; --read-only hides writes", async () => {
     const { engine, client } = await setup();
     const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain("replay_run");
     expect(tools.map((t) => t.name).sort()).toEqual(
       [
         "call_action",
@@ -34,7 +35,7 @@ describe("tool list", () => {
         "send_message",
         "start_run",
         "wait_for_run",
-        ...(typeof (engine as { replay?: unknown }).replay === "function" ? ["replay_run"] : []),
+        "replay_run",
       ].sort(),
     );
     for (const t of tools) {
@@ -52,7 +53,14 @@ describe("tool list", () => {
 
     const ro = await connect(closer, engine, { readOnly: true });
     const names = (await ro.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(["list_workflows", "list_runs", "get_run", "get_history", "get_step", "wait_for_run"]);
+    expect(names).toEqual([
+      "list_workflows",
+      "list_runs",
+      "get_run",
+      "get_history",
+      "get_step",
+      "wait_for_run",
+    ]);
   });
 });
 
@@ -88,7 +96,11 @@ describe("reading", () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 5; page++) {
-      const r = await call(client, "list_runs", { workflow: "sleeper", limit: 2, ...(cursor ? { cursor } : {}) });
+      const r = await call(client, "list_runs", {
+        workflow: "sleeper",
+        limit: 2,
+        ...(cursor ? { cursor } : {}),
+      });
       seen.push(...r.structuredContent!.runs.map((x: { key: string }) => x.key));
       cursor = r.structuredContent!.nextCursor ?? undefined;
       if (!cursor) break;
@@ -132,7 +144,7 @@ describe("reading", () => {
     expect(text(noRun)).toContain("list_runs");
     const noWorkflow = await call(client, "get_history", { workflow: "sleepr", key: "x" });
     expect(noWorkflow.isError).toBe(true);
-    expect(text(noWorkflow)).toContain("approval, flaky, sleeper");
+    expect(text(noWorkflow)).toContain("approval, fixable, flaky, sleeper");
   });
 
   test("get_history pages through entries; get_step shows attempts, stack and state around an entry", async () => {
@@ -148,7 +160,11 @@ describe("reading", () => {
       limit: 1,
       cursor: page1.structuredContent!.nextCursor,
     });
-    expect(page2.structuredContent!.entries[0]).toMatchObject({ path: "charge", status: "failed", attempts: 1 });
+    expect(page2.structuredContent!.entries[0]).toMatchObject({
+      path: "charge",
+      status: "failed",
+      attempts: 1,
+    });
     expect(page2.structuredContent!.nextCursor).toBeNull();
 
     const other = await engine.getOrCreate("sleeper", "s1");
@@ -200,10 +216,12 @@ describe("writing", () => {
     expect(badBody.isError).toBe(true);
     expect(text(badBody)).toContain("approve");
     expect(text(badBody)).toContain("nothing was stored");
-    expect(await engine.store.listMessages((await engine.store.findRun("approval", "a1"))!.id, {
-      includeConsumed: true,
-      limit: 10,
-    })).toHaveLength(0);
+    expect(
+      await engine.store.listMessages((await engine.store.findRun("approval", "a1"))!.id, {
+        includeConsumed: true,
+        limit: 10,
+      }),
+    ).toHaveLength(0);
 
     const ok = await call(client, "send_message", {
       workflow: "approval",
@@ -229,12 +247,18 @@ describe("writing", () => {
       idempotencyKey: "decision-a1",
     });
     if (!again.isError) {
-      expect(again.structuredContent).toMatchObject({ duplicate: true, messageId: ok.structuredContent!.messageId });
+      expect(again.structuredContent).toMatchObject({
+        duplicate: true,
+        messageId: ok.structuredContent!.messageId,
+      });
     } else {
       // The run finished in between: a finished run takes no messages, and says so.
       expect(text(again)).toContain("RUN_FINISHED");
     }
-    await until(async () => (await statusOf(engine, "approval", "a1")) === "completed", "approval to complete");
+    await until(
+      async () => (await statusOf(engine, "approval", "a1")) === "completed",
+      "approval to complete",
+    );
     const finished = await call(client, "send_message", {
       workflow: "approval",
       key: "a1",
@@ -253,7 +277,7 @@ describe("writing", () => {
     expect(second.structuredContent!.created).toBe(false);
     const unknown = await call(client, "start_run", { workflow: "nope", key: "x" });
     expect(unknown.isError).toBe(true);
-    expect(text(unknown)).toContain("approval, flaky, sleeper");
+    expect(text(unknown)).toContain("approval, fixable, flaky, sleeper");
 
     await until(async () => (await statusOf(engine, "sleeper", "s1")) === "sleeping", "sleeper to sleep");
     const cancel = await call(client, "cancel_run", { workflow: "sleeper", key: "s1" });
@@ -265,9 +289,18 @@ describe("writing", () => {
     await until(async () => (await statusOf(engine, "approval", "a2")) === "waiting", "approval to wait");
     const state = await call(client, "call_action", { workflow: "approval", key: "a2", action: "getState" });
     expect(state.structuredContent!.result).toEqual({ amount: 3, decision: null });
-    const doubled = await call(client, "call_action", { workflow: "approval", key: "a2", action: "double", args: [21] });
+    const doubled = await call(client, "call_action", {
+      workflow: "approval",
+      key: "a2",
+      action: "double",
+      args: [21],
+    });
     expect(doubled.structuredContent!.result).toBe(42);
-    const noAction = await call(client, "call_action", { workflow: "approval", key: "a2", action: "approve" });
+    const noAction = await call(client, "call_action", {
+      workflow: "approval",
+      key: "a2",
+      action: "approve",
+    });
     expect(noAction.isError).toBe(true);
     expect(text(noAction)).toContain("getState, double");
   });
@@ -278,7 +311,10 @@ describe("writing", () => {
     await until(async () => (await statusOf(engine, "approval", "a1")) === "waiting", "approval to wait");
     const progress: string[] = [];
     const waiting = client.callTool(
-      { name: "wait_for_run", arguments: { workflow: "approval", key: "a1", until: "finished", timeoutSeconds: 30 } },
+      {
+        name: "wait_for_run",
+        arguments: { workflow: "approval", key: "a1", until: "finished", timeoutSeconds: 30 },
+      },
       undefined,
       { onprogress: (p) => progress.push(p.message ?? "") },
     );
@@ -290,10 +326,19 @@ describe("writing", () => {
       body: { approve: true, by: "ann" },
     });
     const r = (await waiting) as { structuredContent: Record<string, unknown> };
-    expect(r.structuredContent).toMatchObject({ status: "completed", fromStatus: "waiting", finished: true, timedOut: false });
+    expect(r.structuredContent).toMatchObject({
+      status: "completed",
+      fromStatus: "waiting",
+      finished: true,
+      timedOut: false,
+    });
     expect(progress[0]).toContain("waiting for approval/a1");
 
-    const quick = await call(client, "wait_for_run", { workflow: "approval", key: "a1", fromStatus: "waiting" });
+    const quick = await call(client, "wait_for_run", {
+      workflow: "approval",
+      key: "a1",
+      fromStatus: "waiting",
+    });
     expect(quick.structuredContent).toMatchObject({ status: "completed", changed: true, timedOut: false });
   });
 

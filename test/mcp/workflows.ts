@@ -42,6 +42,25 @@ export const flaky = workflow({
   },
 });
 
+const repaired = new Set<string>();
+/** Deploys the "fix" for one run of `fixable` (in this process). */
+export function repair(key: string): void {
+  repaired.add(key);
+}
+
+export const fixable = workflow({
+  description: "Fails at charge until repaired.",
+  state: { charged: 0 },
+  run: async (ctx) => {
+    await ctx.step("prepare", async () => "ok");
+    await ctx.step("charge", async (s) => {
+      if (!repaired.has(ctx.key)) throw new FatalError("bug: tax rate missing");
+      s.state.charged += 1;
+    });
+    return "charged";
+  },
+});
+
 export const sleeper = workflow({
   description: "Sleeps for an hour.",
   run: async (ctx) => {
@@ -50,4 +69,4 @@ export const sleeper = workflow({
   },
 });
 
-export const registry = setup({ use: { approval, flaky, sleeper } });
+export const registry = setup({ use: { approval, flaky, fixable, sleeper } });

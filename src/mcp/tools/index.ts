@@ -7,6 +7,7 @@ import { getRun } from "./get-run.js";
 import { getStep } from "./get-step.js";
 import { listRuns } from "./list-runs.js";
 import { listWorkflows } from "./list-workflows.js";
+import { replayRun } from "./replay-run.js";
 import { sendMessage } from "./send-message.js";
 import { startRun } from "./start-run.js";
 import { waitForRun } from "./wait-for-run.js";
@@ -18,6 +19,7 @@ export const TOOLS = [
   getHistory,
   getStep,
   sendMessage,
+  replayRun,
   startRun,
   cancelRun,
   callAction,

@@ -1,0 +1,63 @@
+// Every tool's answer size in characters on a small database (written to test-artifacts/ for the report),
+// and on a database with large values: none passes the budget.
+
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, expect, test } from "vitest";
+import { MAX_ANSWER_CHARS } from "../../src/mcp/budget.js";
+import { Closer, call, connect, ROOT, startEngine, tempDb, until } from "./helpers.js";
+
+const closer = new Closer();
+afterEach(() => closer.closeAll());
+
+test("answer sizes of every tool stay within the budget", async () => {
+  const engine = await startEngine(closer, tempDb(closer));
+  for (let i = 1; i <= 3; i++) await engine.getOrCreate("approval", `inv-${i}`, { amount: 100 * i });
+  await engine.getOrCreate("flaky", "f-1");
+  await engine.getOrCreate("flaky", "big", { size: 100_000 });
+  await engine.getOrCreate("sleeper", "s-1");
+  await engine.getOrCreate("sleeper", "s-2");
+  await until(async () => {
+    const page = await engine.listRuns({ status: ["pending", "running"] });
+    return page.runs.length === 0;
+  }, "runs to settle");
+  const client = await connect(closer, engine);
+  const calls: Array<[string, Record<string, unknown>]> = [
+    ["list_workflows", {}],
+    ["list_runs", {}],
+    ["get_run", { workflow: "flaky", key: "f-1" }],
+    ["get_run (100 KB values)", { workflow: "flaky", key: "big" }],
+    ["get_history", { workflow: "flaky", key: "f-1" }],
+    ["get_history (100 KB values)", { workflow: "flaky", key: "big" }],
+    ["get_step", { workflow: "flaky", key: "f-1", step: "charge" }],
+    ["get_step (100 KB values)", { workflow: "flaky", key: "big", step: "load" }],
+    [
+      "send_message",
+      {
+        workflow: "approval",
+        key: "inv-1",
+        queue: "decisions",
+        body: { approve: true, by: "ann" },
+        idempotencyKey: "k1",
+      },
+    ],
+    ["start_run", { workflow: "sleeper", key: "s-3" }],
+    ["cancel_run", { workflow: "sleeper", key: "s-2" }],
+    ["call_action", { workflow: "approval", key: "inv-2", action: "getState" }],
+    ["wait_for_run", { workflow: "approval", key: "inv-1", until: "finished", timeoutSeconds: 20 }],
+    ["replay_run", { workflow: "flaky", key: "f-1", dryRun: true }],
+    ["get_run (error: unknown run)", { workflow: "flaky", key: "nope" }],
+  ];
+  const sizes: Record<string, number> = {};
+  for (const [label, args] of calls) {
+    const name = label.split(" ")[0]!;
+    const r = await call(client, name, args);
+    expect(Boolean(r.isError), label).toBe(label.includes("error"));
+    sizes[label] = JSON.stringify(r).length;
+    expect(sizes[label], label).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+  }
+  const dir = path.join(ROOT, "test-artifacts");
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, "mcp-answer-sizes.json"), `${JSON.stringify(sizes, null, 2)}\n`);
+  process.stderr.write(`MCP answer sizes (characters): ${JSON.stringify(sizes, null, 2)}\n`);
+});
