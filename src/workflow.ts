@@ -131,7 +131,7 @@ export interface WorkflowConfig<S, Q extends QueueSchemas, I, O, A> {
   state?: S;
   queues?: Q;
   /** Functions callers run against a run's committed state: `actions: { getState: (c) => c.state }`. */
-  actions?: A & ActionFns<S, Q>;
+  actions?: A & ActionFns<S, NoInfer<Q>>;
   run: (ctx: WorkflowContext<S, Q>, input: I) => Promise<O>;
   /** Shown to people and AI clients. */
   description?: string;

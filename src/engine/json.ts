@@ -81,54 +81,131 @@ export function fromJson<T = unknown>(text: string | null | undefined): T {
   return (text === null || text === undefined ? undefined : JSON.parse(text)) as T;
 }
 
-/** A state change: for each top-level key that changed, its value before and after (absent = no key). */
+/**
+ * A state change: for each JSON Pointer path (RFC 6901, e.g. "/sent/email") whose value changed, the
+ * value before and after (absent = no such key). Plain objects are compared key by key, so two steps
+ * changing different keys of one object each record (and commit) only their own key; arrays and other
+ * values are compared whole. Paths within one diff never nest.
+ */
 export type StateDiff = Record<string, { before?: JsonValue; after?: JsonValue }>;
 
-/** The top-level difference between two serialised states, or null when equal. */
-export function diffState(beforeJson: string, afterJson: string): StateDiff | null {
-  if (beforeJson === afterJson) return null;
-  const before = JSON.parse(beforeJson) as Record<string, JsonValue>;
-  const after = JSON.parse(afterJson) as Record<string, JsonValue>;
-  const diff: StateDiff = {};
+type JsonObject = { [key: string]: JsonValue };
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+const escapeKey = (k: string) => k.replaceAll("~", "~0").replaceAll("/", "~1");
+const unescapeKey = (k: string) => k.replaceAll("~1", "/").replaceAll("~0", "~");
+
+function segments(pointer: string): string[] {
+  return pointer.split("/").slice(1).map(unescapeKey);
+}
+
+function walk(before: JsonObject, after: JsonObject, path: string, diff: StateDiff): void {
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const p = `${path}/${escapeKey(key)}`;
     const inB = Object.hasOwn(before, key);
     const inA = Object.hasOwn(after, key);
-    if (inB && inA && JSON.stringify(before[key]) === JSON.stringify(after[key])) continue;
-    const change: { before?: JsonValue; after?: JsonValue } = {};
-    if (inB) change.before = before[key]!;
-    if (inA) change.after = after[key]!;
-    diff[key] = change;
+    const b = before[key];
+    const a = after[key];
+    if (inB && inA) {
+      if (isObject(b) && isObject(a)) walk(b, a, p, diff);
+      else if (JSON.stringify(b) !== JSON.stringify(a)) diff[p] = { before: b!, after: a! };
+    } else if (inB) diff[p] = { before: b! };
+    else diff[p] = { after: a! };
   }
+}
+
+/** The difference between two serialised states, or null when equal. */
+export function diffState(beforeJson: string, afterJson: string): StateDiff | null {
+  if (beforeJson === afterJson) return null;
+  const before = JSON.parse(beforeJson) as unknown;
+  const after = JSON.parse(afterJson) as unknown;
+  const diff: StateDiff = {};
+  if (isObject(before) && isObject(after)) walk(before, after, "", diff);
+  else diff[""] = { before: before as JsonValue, after: after as JsonValue };
   return Object.keys(diff).length ? diff : null;
 }
 
-/** Applies a diff backwards (after → before) onto a state object, in place. */
-export function revertDiff(state: Record<string, JsonValue>, diff: StateDiff): void {
-  for (const [key, change] of Object.entries(diff)) {
-    if ("before" in change) state[key] = change.before!;
-    else delete state[key];
+/** The value at a pointer, or undefined when absent. */
+export function valueAt(state: JsonValue, pointer: string): JsonValue | undefined {
+  let cur: JsonValue | undefined = state;
+  for (const key of segments(pointer)) {
+    if (!isObject(cur) || !Object.hasOwn(cur, key)) return undefined;
+    cur = cur[key];
   }
+  return cur;
+}
+
+/** Sets (or, with `present` false, deletes) the value at a pointer, creating missing parents. */
+function setAt(state: JsonObject, pointer: string, present: boolean, value: JsonValue | undefined): void {
+  const keys = segments(pointer);
+  let cur: JsonObject = state;
+  for (const key of keys.slice(0, -1)) {
+    const next = cur[key];
+    if (!isObject(next)) {
+      if (!present) return;
+      cur[key] = {};
+    }
+    cur = cur[key] as JsonObject;
+  }
+  const last = keys.at(-1)!;
+  if (present) cur[last] = value!;
+  else delete cur[last];
+}
+
+/** Applies a diff backwards (after → before) onto a state object, in place. */
+export function revertDiff(state: JsonObject, diff: StateDiff): void {
+  for (const [pointer, change] of Object.entries(diff))
+    setAt(state, pointer, "before" in change, change.before);
 }
 
 /** Applies a diff forwards (before → after) onto a state object, in place. */
-export function applyDiff(state: Record<string, JsonValue>, diff: StateDiff): void {
-  for (const [key, change] of Object.entries(diff)) {
-    if ("after" in change) state[key] = change.after!;
-    else delete state[key];
-  }
+export function applyDiff(state: JsonObject, diff: StateDiff): void {
+  for (const [pointer, change] of Object.entries(diff))
+    setAt(state, pointer, "after" in change, change.after);
 }
 
-/** Merges two consecutive diffs into one (the first's befores, the second's afters). */
+const within = (path: string, parent: string) => path.startsWith(`${parent}/`);
+
+/** Merges two consecutive diffs into one with the same effect (the first's befores, the second's afters). */
 export function composeDiffs(first: StateDiff, second: StateDiff): StateDiff {
   const out: StateDiff = { ...first };
-  for (const [key, change] of Object.entries(second)) {
-    const prev = out[key];
+  for (const [p, change] of Object.entries(second)) {
+    const exact = out[p];
+    if (exact) {
+      const merged: { before?: JsonValue; after?: JsonValue } = {};
+      if ("before" in exact) merged.before = exact.before!;
+      if ("after" in change) merged.after = change.after!;
+      out[p] = merged;
+      continue;
+    }
+    const ancestor = Object.keys(out).find((q) => within(p, q));
+    if (ancestor) {
+      // The first diff replaced a parent; fold this change into that parent's value after.
+      const holder = out[ancestor]!;
+      if (isObject(holder.after)) {
+        const after = JSON.parse(JSON.stringify(holder.after)) as JsonObject;
+        setAt(after, p.slice(ancestor.length), "after" in change, change.after);
+        out[ancestor] = { ...holder, after };
+      }
+      continue;
+    }
+    const nested = Object.keys(out).filter((q) => within(q, p));
     const merged: { before?: JsonValue; after?: JsonValue } = {};
-    if (prev) {
-      if ("before" in prev) merged.before = prev.before!;
+    if (nested.length && isObject(change.before)) {
+      // The second diff replaced a parent whose children the first had changed: rebuild its value before both.
+      const before = JSON.parse(JSON.stringify(change.before)) as JsonObject;
+      for (const q of nested) {
+        const c = out[q]!;
+        setAt(before, q.slice(p.length), "before" in c, c.before);
+        delete out[q];
+      }
+      merged.before = before;
     } else if ("before" in change) merged.before = change.before!;
     if ("after" in change) merged.after = change.after!;
-    out[key] = merged;
+    out[p] = merged;
   }
   return out;
 }

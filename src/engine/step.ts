@@ -12,7 +12,7 @@ import type { StepContext, StepOptions } from "../workflow.js";
 import { toMs } from "./duration.js";
 import { Abandoned, isInternal, type RunExecution } from "./execution.js";
 import { type Attempt, type ErrorInfo, entryPath, errorInfo, parseAttempts, type Scope } from "./history.js";
-import { diffState, fromJson, toJson } from "./json.js";
+import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
 
 const DEFAULT_RETRIES = 3;
 
@@ -63,6 +63,25 @@ export function backoffDelay(
 ): number {
   const base = Math.min(policy.max, policy.initial * policy.factor ** (n - 1));
   return Math.round(policy.jitter ? base * (0.5 + random / 2) : base);
+}
+
+/**
+ * Applies the paths a step changed to the run's committed state; returns the change as
+ * recorded (values before are the committed ones, so reverting changes newest first is exact).
+ */
+function mergeIntoState(exec: RunExecution, changed: StateDiff): StateDiff {
+  const committed = exec.state as Record<string, JsonValue>;
+  const diff: StateDiff = {};
+  for (const [pointer, change] of Object.entries(changed)) {
+    const next: { before?: JsonValue; after?: JsonValue } = {};
+    const current = valueAt(committed, pointer);
+    if (current !== undefined) next.before = current;
+    if ("after" in change) next.after = change.after!;
+    diff[pointer] = next;
+  }
+  applyDiff(committed, diff);
+  exec.stateJson = JSON.stringify(committed);
+  return diff;
 }
 
 /** Rebuilds the error a recorded failed step throws on replay. */
@@ -128,11 +147,19 @@ export async function runStep<T>(
 
     exec.active++;
     let value: T;
+    // Each attempt works on its own copy of the state: a failed attempt's writes vanish with it, and
+    // steps running side by side (join branches) never see or commit each other's unfinished writes.
+    const work = { base: exec.stateJson, value: JSON.parse(exec.stateJson) as object };
     try {
-      value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path);
+      value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path, work);
       const output = value === undefined ? null : toJson(value, `The result of step "${path}"`);
-      const stateJson = toJson(exec.state, `The state after step "${path}"`);
-      const diff = diffState(exec.stateJson, stateJson);
+      if (typeof work.value !== "object" || work.value === null || Array.isArray(work.value)) {
+        throw new FatalError(
+          `Step "${path}" replaced the run's state with ${Array.isArray(work.value) ? "an array" : String(work.value)}; state must stay an object. Change its properties instead.`,
+        );
+      }
+      const changed = diffState(work.base, toJson(work.value, `The state after step "${path}"`));
+      const diff = changed ? mergeIntoState(exec, changed) : null;
       attempt.status = "completed";
       attempt.endedAt = clock.now();
       row.status = "completed";
@@ -142,15 +169,12 @@ export async function runStep<T>(
       if (diff) {
         row.stateSeq = ++exec.stateSeq;
         row.stateDiff = JSON.stringify(diff);
-        exec.stateJson = stateJson;
-        exec.core.writes.patch({ id: exec.id, state: stateJson }, exec.core.owner);
+        exec.core.writes.patch({ id: exec.id, state: exec.stateJson }, exec.core.owner);
       }
     } catch (err) {
       exec.active--;
       if (exec.dead || isInternal(err)) throw err instanceof Abandoned ? err : new Abandoned();
       if (scope.cancelled) throw err;
-      // A failed attempt's state changes are discarded.
-      exec.state = JSON.parse(exec.stateJson) as object;
       const info = errorInfo(err);
       attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
       attempt.endedAt = clock.now();
@@ -190,6 +214,7 @@ async function runAttempt<T>(
   attempt: number,
   timeout: number | null,
   path: string,
+  work: { value: object },
 ): Promise<T> {
   let controller: AbortController | null = null;
   const signal = (): AbortSignal => {
@@ -202,10 +227,10 @@ async function runAttempt<T>(
   };
   const step: StepContext = {
     get state() {
-      return exec.state;
+      return work.value;
     },
     set state(value) {
-      exec.state = value;
+      work.value = value;
     },
     get signal() {
       return signal();

@@ -50,7 +50,7 @@ export interface HistoryEntry {
   output?: unknown;
   error?: ErrorInfo;
   attempts?: Attempt[];
-  /** Top-level state keys this entry changed, with values before and after. */
+  /** State paths (JSON Pointers, e.g. "/total") this entry changed, with values before and after. */
   stateChange?: StateDiff;
   /** Kind-specific facts: a sleep's `until`, a queue wait's `queue`/`messageId`/`timedOut`, a race's `winner`... */
   detail?: Record<string, unknown>;

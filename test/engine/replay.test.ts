@@ -293,7 +293,10 @@ describe("fix and replay", () => {
         { a: 2, b: "y" },
       ],
     ]);
-    expect(states[2]!.stateChange).toEqual({ a: { before: 1, after: 2 }, b: { before: "x", after: "y" } });
+    expect(states[2]!.stateChange).toEqual({
+      "/a": { before: 1, after: 2 },
+      "/b": { before: "x", after: "y" },
+    });
     await expect(engine.entry(run.id, "three")).rejects.toThrow(
       /has no entry "three". Its root entries are: one, noop, two/,
     );

@@ -48,7 +48,7 @@ describe("steps", () => {
       "nap:sleep:completed",
       "c:step:completed",
     ]);
-    expect(history[0]!.stateChange).toEqual({ total: { before: 0, after: 1 } });
+    expect(history[0]!.stateChange).toEqual({ "/total": { before: 0, after: 1 } });
     expect(history[0]!.attempts).toHaveLength(1);
   });
 
@@ -224,8 +224,8 @@ describe("steps", () => {
     const [entry] = await run.history();
     expect(entry!.input).toEqual({ sku: "A-1" });
     expect(entry!.stateChange).toEqual({
-      items: { before: [], after: ["try-2"] },
-      note: { before: "", after: "clean" },
+      "/items": { before: [], after: ["try-2"] },
+      "/note": { before: "", after: "clean" },
     });
   });
 
@@ -247,5 +247,123 @@ describe("steps", () => {
     );
     const slash = await engine.getOrCreate("wf", "slash", { bad: "slash" });
     await expect(slash.result({ timeout: 5000 })).rejects.toThrow(/cannot contain "\/"/);
+  });
+});
+
+describe("state under parallel steps", () => {
+  it("a step in one branch commits only its own changes; a failed step's changes vanish with it", async () => {
+    let aWrote!: () => void;
+    const aWroteP = new Promise<void>((r) => {
+      aWrote = r;
+    });
+    let bFailed!: () => void;
+    const bFailedP = new Promise<void>((r) => {
+      bFailed = r;
+    });
+    const wf = workflow({
+      state: { a: 0, b: 0 },
+      run: async (ctx) => {
+        try {
+          await ctx.join("j", {
+            a: (c) =>
+              c.step("sa", async (s) => {
+                s.state.a = 1;
+                aWrote();
+                await bFailedP;
+                return "a";
+              }),
+            b: (c) =>
+              c.step(
+                "sb",
+                async (s) => {
+                  await aWroteP;
+                  s.state.b = 1;
+                  setTimeout(bFailed, 5);
+                  throw new Error("boom");
+                },
+                { retries: 0 },
+              ),
+          });
+        } catch {
+          // the join fails because sb failed; sa's committed change must stay, sb's must not appear
+        }
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await run.result({ timeout: 5000 });
+    const history = await run.history();
+    const sa = history.find((e) => e.name === "sa");
+    // sa may have been cancelled when sb failed; whatever it committed is exactly its own change.
+    if (sa?.status === "completed") expect(sa.stateChange).toEqual({ "/a": { before: 0, after: 1 } });
+    expect((await run.state()).b).toBe(0);
+    expect(history.find((e) => e.name === "sb")!.stateChange).toBeUndefined();
+  });
+
+  it("two branches changing different keys both commit, each recording only its own change", async () => {
+    const wf = workflow({
+      state: { a: 0, b: 0 },
+      run: async (ctx) => {
+        await ctx.join("j", {
+          a: (c) =>
+            c.step("sa", async (s) => {
+              s.state.a = 1;
+              await new Promise((r) => setTimeout(r, 10));
+            }),
+          b: (c) =>
+            c.step("sb", async (s) => {
+              await new Promise((r) => setTimeout(r, 5));
+              s.state.b = 2;
+            }),
+        });
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await run.result({ timeout: 5000 });
+    expect(await run.state()).toEqual({ a: 1, b: 2 });
+    const history = await run.history();
+    expect(history.find((e) => e.name === "sa")!.stateChange).toEqual({ "/a": { before: 0, after: 1 } });
+    expect(history.find((e) => e.name === "sb")!.stateChange).toEqual({ "/b": { before: 0, after: 2 } });
+    const sa = await engine.entry(run.id, "j[a]/sa");
+    expect(sa.stateAfter).toEqual({ a: 1, b: 2 });
+  });
+});
+
+describe("state diffs", () => {
+  it("records nested changes by path, so branches writing different keys of one object both commit", async () => {
+    const wf = workflow({
+      state: { sent: {} as Record<string, string>, count: 0 },
+      run: async (ctx) => {
+        await ctx.join("notify", {
+          email: (c) =>
+            c.step("send", async (s) => {
+              await new Promise((r) => setTimeout(r, 10));
+              s.state.sent.email = "m1";
+            }),
+          sms: (c) =>
+            c.step("send", (s) => {
+              s.state.sent.sms = "m2";
+              s.state.count = 1;
+            }),
+        });
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await run.result({ timeout: 5000 });
+    expect(await run.state()).toEqual({ sent: { email: "m1", sms: "m2" }, count: 1 });
+    const history = await run.history();
+    expect(history.find((e) => e.path === "notify[email]/send")!.stateChange).toEqual({
+      "/sent/email": { after: "m1" },
+    });
+    expect(history.find((e) => e.path === "notify[sms]/send")!.stateChange).toEqual({
+      "/sent/sms": { after: "m2" },
+      "/count": { before: 0, after: 1 },
+    });
+    expect((await engine.entry(run.id, "notify[email]/send")).stateBefore).toEqual({
+      sent: { sms: "m2" },
+      count: 1,
+    });
   });
 });
