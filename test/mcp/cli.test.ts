@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, expect, test } from "vitest";
 import { Closer, call, ROOT, startEngine, tempDb, text, until } from "./helpers.js";
 
@@ -43,6 +44,9 @@ test("over stdio with a registry: the server runs the workflows itself; logs go 
     const r = await call(client, "get_run", { workflow: "approval", key: "p-1" });
     return r.structuredContent!.status === "waiting";
   }, "the run to wait for a decision");
+  const updates: string[] = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updates.push(n.params.uri));
+  await client.subscribeResource({ uri: "waymark://runs/approval/p-1/state" });
   const sent = await call(client, "send_message", {
     workflow: "approval",
     key: "p-1",
@@ -50,6 +54,7 @@ test("over stdio with a registry: the server runs the workflows itself; logs go 
     body: { approve: true, by: "cli" },
   });
   expect(sent.structuredContent!.consumed).toBe(true);
+  await until(() => updates.includes("waymark://runs/approval/p-1/state"), "a resources/updated over stdio");
   expect(stderr()).toContain("running workflows approval, flaky, fixable, sleeper");
 });
 

@@ -86,7 +86,7 @@ describe("reading", () => {
     await engine.getOrCreate("flaky", "bad-1");
     await until(async () => (await statusOf(engine, "flaky", "bad-1")) === "failed", "flaky to fail");
 
-    const failed = await call(client, "list_runs", { status: ["failed"] });
+    const failed = await call(client, "list_runs", { status: "failed" });
     expect(failed.structuredContent!.runs.map((r: { key: string }) => r.key)).toEqual(["bad-1"]);
     expect(failed.structuredContent!.runs[0].error).toContain("card declined");
 

@@ -112,7 +112,7 @@ export const getRun = defineTool({
       nextActions.push(`replay_run ${q({ dryRun: true })}`);
     }
     if (entries.length) nextActions.push(`get_history ${q({})}`);
-    const executing = info.owner !== null && (info.leaseUntil ?? 0) > Date.now();
+    const executing = info.owner !== null && (info.leaseUntil ?? 0) > ctx.engine.clock.now();
     const uris = {
       run: runUri(workflow, key),
       history: historyUri(workflow, key),

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import type { RunStatus } from "../../storage/store.js";
 import { fitAnswer, fitItems } from "../budget.js";
+import { ToolError } from "../errors.js";
 import { runLine, runStatusSchema, runSummary, runSummaryShape } from "../format.js";
 import { runUri } from "../uris.js";
 import { defineTool, READ_ONLY } from "./tool.js";
@@ -11,11 +12,9 @@ function time(value: string | undefined, field: string): number | undefined {
   if (value === undefined) return undefined;
   const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
   if (!Number.isFinite(ms)) {
-    throw Object.assign(
-      new Error(
-        `${field} ${JSON.stringify(value)} is not a time: use an ISO time such as 2025-01-31T12:00:00Z.`,
-      ),
-      { code: "INVALID_INPUT" },
+    throw new ToolError(
+      "INVALID_INPUT",
+      `${field} ${JSON.stringify(value)} is not a time: use an ISO time such as 2025-01-31T12:00:00Z.`,
     );
   }
   return ms;
@@ -29,9 +28,11 @@ export const listRuns = defineTool({
   input: {
     workflow: z.string().optional().describe("Only runs of this workflow (exact name, see list_workflows)."),
     status: z
-      .array(runStatusSchema)
+      .union([runStatusSchema, z.array(runStatusSchema)])
       .optional()
-      .describe('Only runs in one of these statuses, e.g. ["failed"] or ["waiting", "sleeping"].'),
+      .describe(
+        'Only runs in this status or one of these statuses, e.g. "failed" or ["waiting", "sleeping"].',
+      ),
     key: z.string().optional().describe("Only the run with exactly this key."),
     keyContains: z.string().optional().describe("Only runs whose key contains this text (case-sensitive)."),
     errorContains: z.string().optional().describe("Only runs whose error contains this text."),
@@ -55,7 +56,7 @@ export const listRuns = defineTool({
     const createdBefore = time(args.createdBefore, "createdBefore");
     const query = {
       ...(args.workflow !== undefined ? { workflow: args.workflow } : {}),
-      ...(args.status?.length ? { status: args.status as RunStatus[] } : {}),
+      ...(args.status?.length ? { status: [args.status].flat() as RunStatus[] } : {}),
       ...(args.key !== undefined ? { key: args.key } : {}),
       ...(args.keyContains ? { keyContains: args.keyContains } : {}),
       ...(args.errorContains ? { errorContains: args.errorContains } : {}),
