@@ -456,18 +456,23 @@ export class Engine extends RunsApi implements EngineCore {
         for (const run of claimed) if (!(await this.requests.applyOnClaim(run))) resume.push(run.id);
         // Messages this process sends while these runs load are kept for them (see send()).
         for (const id of resume) this.loading.set(id, []);
-        let loaded: Awaited<ReturnType<Store["loadRuns"]>>;
         try {
-          loaded = await this.store.loadRuns(resume);
+          for (const l of await this.store.loadRuns(resume)) {
+            this.writes.patch(
+              { id: l.run.id, status: "running", waiting: null, waitQueues: null, updatedAt: now },
+              this.owner,
+            );
+            this.begin({ ...l.run, status: "running" }, l.entries, l.messages);
+            this.events.emit({
+              type: "run",
+              runId: l.run.id,
+              workflow: l.run.workflow,
+              key: l.run.key,
+              status: "running",
+            });
+          }
         } finally {
           for (const id of resume) this.loading.delete(id);
-        }
-        for (const l of loaded) {
-          this.writes.patch(
-            { id: l.run.id, status: "running", waiting: null, waitQueues: null, updatedAt: now },
-            this.owner,
-          );
-          this.begin({ ...l.run, status: "running" }, l.entries, l.messages);
         }
         if (claimed.length < limit) break;
       }

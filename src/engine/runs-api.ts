@@ -191,6 +191,48 @@ export abstract class RunsApi {
     return z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
   }
 
+  /** Parses a message with its queue's schema; a refusal is recorded for diagnosis and thrown. */
+  private async validateMessage(run: RunRow, queue: string, body: unknown): Promise<unknown> {
+    const label = `${run.workflow}/${run.key}`;
+    const refuse = (err: Error): never => {
+      let text: string;
+      try {
+        text = JSON.stringify(body) ?? String(body);
+      } catch {
+        text = String(body);
+      }
+      this.writes.rejection({
+        runId: run.id,
+        queue: String(queue).slice(0, 200),
+        body: text.slice(0, 2000),
+        error: err.message,
+        at: this.clock.now(),
+      });
+      throw err;
+    };
+    let schema: z.ZodType;
+    try {
+      schema = await this.queueSchema(run, queue);
+    } catch (err) {
+      if (err instanceof UnknownQueueError) refuse(err);
+      throw err;
+    }
+    const parsed = schema.safeParse(body);
+    if (!parsed.success) {
+      refuse(
+        new InvalidMessageError(
+          label,
+          queue,
+          parsed.error.issues.map(
+            (i: { path: PropertyKey[]; message: string }) =>
+              `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`,
+          ),
+        ),
+      );
+    }
+    return parsed.data;
+  }
+
   /** Validates a message with the queue's schema, stores it durably, and wakes the run if it waits. */
   async send(runId: number, queue: string, body: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.assertOpen();
@@ -209,41 +251,28 @@ export abstract class RunsApi {
         `Invalid idempotency key ${JSON.stringify(idem)}: use a non-empty string of at most 256 characters.`,
       );
     }
-    const def = this.definitionOf(run);
-    let value = body;
-    if (def) {
-      const schema = def.queues[queue];
-      if (!schema) throw new UnknownQueueError(run.workflow, String(queue), Object.keys(def.queues));
-      const parsed = schema.safeParse(body);
-      if (!parsed.success) {
-        throw new InvalidMessageError(
-          label,
-          queue,
-          parsed.error.issues.map(
-            (i: { path: PropertyKey[]; message: string }) =>
-              `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`,
-          ),
-        );
-      }
-      value = parsed.data;
-    }
+    const value = await this.validateMessage(run, queue, body);
     const json = toJson(value, `The message for queue "${queue}"`);
     const now = this.clock.now();
     const res = await this.writes.message({ runId, queue, body: json, idempotencyKey: idem ?? null, now });
     if (!res.duplicate) {
+      const row: MessageRow = {
+        id: res.id,
+        runId,
+        queue,
+        body: json,
+        sentAt: now,
+        idempotencyKey: idem ?? null,
+        consumedAt: null,
+        consumedBy: null,
+      };
       const exec = this.active.get(runId);
-      if (exec) {
-        exec.deliver({
-          id: res.id,
-          runId,
-          queue,
-          body: json,
-          sentAt: now,
-          idempotencyKey: idem ?? null,
-          consumedAt: null,
-          consumedBy: null,
-        });
-      } else this.poke();
+      if (exec) exec.deliver(row);
+      else {
+        // A run being loaded gets it once loaded (it may have read its messages already).
+        this.loading.get(runId)?.push(row);
+        this.poke();
+      }
     }
     return { messageId: res.id, duplicate: res.duplicate };
   }

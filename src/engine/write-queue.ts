@@ -38,6 +38,7 @@ class Pending {
   truncateEntries: WriteBatch["truncateEntries"] = [];
   requests: Array<WriteBatch["requests"][number] & { d: Deferred<number> }> = [];
   requestsDone: WriteBatch["requestsDone"] = [];
+  rejections: WriteBatch["rejections"] = [];
   owned = new Map<number, string>();
   flushers: Array<(failed: ReadonlySet<number>) => void> = [];
   /** Runs whose writes in this batch were dropped (lease lost, or the commit failed). */
@@ -54,7 +55,8 @@ class Pending {
       this.deleteEntries.length === 0 &&
       this.truncateEntries.length === 0 &&
       this.requests.length === 0 &&
-      this.requestsDone.length === 0
+      this.requestsDone.length === 0 &&
+      this.rejections.length === 0
     );
   }
 
@@ -80,6 +82,7 @@ class Pending {
       unconsume: this.unconsume,
       runs: [...this.runs.values()],
       requestsDone: this.requestsDone,
+      rejections: this.rejections,
       requests: this.requests.map(({ runId, kind, args }) => ({ runId, kind, args })),
       leases: [...this.owned].map(([runId, owner]) => ({ runId, owner })),
     };
@@ -182,6 +185,12 @@ export class WriteQueue {
       this.pending.requests.push({ runId, kind, args, d: { resolve, reject } });
       this.schedule();
     });
+  }
+
+  /** Keeps a record of a refused message (for diagnosis); written with the next batch. */
+  rejection(r: WriteBatch["rejections"][number]): void {
+    this.pending.rejections.push(r);
+    this.schedule();
   }
 
   requestDone(id: number, result: unknown): void {

@@ -89,6 +89,17 @@ export interface MessageRow {
   consumedBy: number | null;
 }
 
+/** A message refused before it was stored (schema error, unknown queue), kept so a diagnosis can show it. */
+export interface RejectionRow {
+  id: number;
+  runId: number;
+  queue: string;
+  /** The body as sent, truncated to 2,000 characters. */
+  body: string;
+  error: string;
+  at: number;
+}
+
 export interface RequestRow {
   id: number;
   runId: number;
@@ -173,6 +184,7 @@ export interface WriteBatch {
   /** Requests carried out (or refused), with what happened as JSON. */
   requestsDone: Array<{ id: number; result: string }>;
   requests: Array<{ runId: number; kind: string; args: string }>;
+  rejections: Array<Omit<RejectionRow, "id">>;
   /** Runs this batch writes for as their lease owner; a run owned by someone else aborts the batch with LeaseLostError. */
   leases: Array<{ runId: number; owner: string }>;
 }
@@ -235,6 +247,8 @@ export interface Store {
   allEntries(runId: number): Promise<EntryRow[]>;
 
   listMessages(runId: number, opts: { includeConsumed: boolean; limit: number }): Promise<MessageRow[]>;
+  /** Messages refused for a run, newest first. */
+  listRejections(runId: number, limit: number): Promise<RejectionRow[]>;
   /** Messages (of any run) with id above `afterId`, for noticing another process's sends. */
   messagesSince(afterId: number, limit: number): Promise<MessageRow[]>;
   maxMessageId(): Promise<number>;

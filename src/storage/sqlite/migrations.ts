@@ -75,6 +75,16 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX requests_pending ON requests (run_id, id) WHERE done_at IS NULL;
 
+  CREATE TABLE rejections (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL,
+    queue TEXT NOT NULL,
+    body TEXT NOT NULL,
+    error TEXT NOT NULL,
+    at INTEGER NOT NULL
+  );
+  CREATE INDEX rejections_run ON rejections (run_id, id);
+
   CREATE TABLE workflows (
     name TEXT NOT NULL,
     version INTEGER NOT NULL,

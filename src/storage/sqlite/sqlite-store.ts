@@ -11,6 +11,7 @@ import type {
   LoadedRun,
   MessageResult,
   MessageRow,
+  RejectionRow,
   RequestRow,
   RunCount,
   RunPatch,
@@ -260,6 +261,12 @@ export class SqliteStore implements Store {
       liveVersions: p(`SELECT workflow, version, count(*) AS count, group_concat(key, char(31)) AS keys FROM (
           SELECT workflow, version, key FROM runs WHERE status NOT IN ('completed', 'failed', 'cancelled'))
         GROUP BY workflow, version`),
+      insertRejection: p(
+        "INSERT INTO rejections (run_id, queue, body, error, at) VALUES (@runId, @queue, @body, @error, @at)",
+      ),
+      rejections: p(
+        "SELECT id, run_id AS runId, queue, body, error, at FROM rejections WHERE run_id = ? ORDER BY id DESC LIMIT ?",
+      ),
       registerWorkflow: p(`INSERT INTO workflows (name, version, description, queues, actions, registered_at)
         VALUES (@name, @version, @description, @queues, @actions, @registeredAt)
         ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
@@ -340,6 +347,7 @@ export class SqliteStore implements Store {
       s.wakeForRequest.run(numbered(now, r.runId));
     }
     for (const d of batch.requestsDone) s.requestDone.run(now, d.result, d.id);
+    for (const r of batch.rejections) s.insertRejection.run(r);
     return { created, messages, requests };
   }
 
@@ -503,6 +511,10 @@ export class SqliteStore implements Store {
       runId,
       opts.limit,
     ) as MessageRow[];
+  }
+
+  async listRejections(runId: number, limit: number): Promise<RejectionRow[]> {
+    return this.stmts.rejections.all(runId, limit) as RejectionRow[];
   }
 
   async messagesSince(afterId: number, limit: number): Promise<MessageRow[]> {
