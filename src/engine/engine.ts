@@ -458,11 +458,7 @@ export class Engine extends RunsApi implements EngineCore {
         for (const id of resume) this.loading.set(id, []);
         try {
           for (const l of await this.store.loadRuns(resume)) {
-            this.writes.patch(
-              { id: l.run.id, status: "running", waiting: null, waitQueues: null, updatedAt: now },
-              this.owner,
-            );
-            this.begin({ ...l.run, status: "running" }, l.entries, l.messages);
+            this.begin(l.run, l.entries, l.messages);
             this.events.emit({
               type: "run",
               runId: l.run.id,

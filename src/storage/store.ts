@@ -255,7 +255,8 @@ export interface Store {
 
   /**
    * Claims up to `limit` runs that are due (`wake_at <= now`) and not leased by a live owner
-   * (other than `owner`): sets owner, lease_until and wake_at = leaseUntil. Returns the claimed rows.
+   * (other than `owner`): sets owner, lease_until and wake_at = leaseUntil, and (unless the run is finished)
+   * status `running` with what it waited on cleared. Returns the claimed rows.
    */
   claimDue(
     now: number,

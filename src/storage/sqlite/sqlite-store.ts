@@ -244,9 +244,11 @@ export class SqliteStore implements Store {
       due: p(`SELECT id FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1) AND (owner IS NULL OR owner != ?2)
         AND (?4 IS NULL OR workflow IN (SELECT value FROM json_each(?4)))
         ORDER BY wake_at LIMIT ?3`).pluck(),
-      claim: p(
-        `UPDATE runs SET owner = ?, lease_until = ?, wake_at = ? WHERE id = ? RETURNING ${RUN_COLUMNS}`,
-      ),
+      claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
+          status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
+          waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
+          wait_queues = NULL
+        WHERE id = @id RETURNING ${RUN_COLUMNS}`),
       renew: p("UPDATE runs SET lease_until = ?1, wake_at = ?1 WHERE owner = ?2"),
       owners: p(
         "SELECT owner, max(lease_until) AS leaseUntil FROM runs WHERE owner IS NOT NULL GROUP BY owner",
@@ -540,7 +542,7 @@ export class SqliteStore implements Store {
             numbered(now, owner, limit, workflows ? JSON.stringify(workflows) : null),
           ) as number[];
           for (const id of ids)
-            claimed.push(this.stmts.claim.get(owner, leaseUntil, leaseUntil, id) as RunRow);
+            claimed.push(this.stmts.claim.get({ owner, until: leaseUntil, now, id }) as RunRow);
         })
         .immediate();
     } catch (err) {
