@@ -19,6 +19,8 @@ export interface StartOptions {
   pollMs?: number;
   maxActiveRuns?: number;
   random?: () => number;
+  /** Lease owner id of this process (see EngineOptions.ownerId). */
+  ownerId?: string;
 }
 
 /** An engine typed by its registry: workflow names, inputs, states and queues flow into handles. */

@@ -57,6 +57,11 @@ export interface EngineOptions {
   random?: () => number;
   /** Don't execute runs (attach mode: read, send and request only). */
   execute?: boolean;
+  /**
+   * This process's lease owner id (default `host:pid:random`). Runs leased by a dead pid of this host are
+   * taken over at once; any other owner's runs only once its lease expires.
+   */
+  ownerId?: string;
 }
 
 /** Workflows by name, each with its registered versions. */
@@ -78,7 +83,7 @@ function pidAlive(pid: number): boolean {
 export class Engine extends RunsApi implements EngineCore {
   readonly clock: Clock;
   readonly writes: WriteQueue;
-  readonly owner = makeOwnerId();
+  readonly owner: string;
   readonly events = new EventHub();
   readonly active = new Map<number, RunExecution>();
   private readonly timed = new Set<Wait>();
@@ -106,6 +111,7 @@ export class Engine extends RunsApi implements EngineCore {
   constructor(store: Store, defs: Definitions, options: EngineOptions = {}) {
     super(store, defs);
     this.clock = options.clock ?? systemClock;
+    this.owner = options.ownerId ?? makeOwnerId();
     this.leaseMs = options.leaseMs ?? 15_000;
     this.pollMs = options.pollMs ?? 50;
     this.maxActive = options.maxActiveRuns ?? 5000;
