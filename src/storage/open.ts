@@ -1,17 +1,25 @@
-// Chooses a store from a database string: a SQLite file path (default), ":memory:", or a Store itself.
+// Chooses a store from a database string: a PostgreSQL URL, a SQLite file path (default), ":memory:", or a Store itself.
 
 import { InvalidInputError } from "../errors.js";
+import { isPostgresUrl } from "./postgres/connect.js";
+import { openPostgresStore } from "./postgres/postgres-store.js";
 import { type Durability, openSqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
 export interface OpenOptions {
+  /** SQLite only. */
   durability?: Durability;
+  /** SQLite only. */
   busyTimeoutMs?: number;
 }
 
 /** The default database file, relative to the working directory. */
 export const DEFAULT_DATABASE = "./waymark.db";
 
+/**
+ * Opens a store: `postgres://user:password@host:5432/database?schema=name` (or `postgresql://`) for
+ * PostgreSQL, shared by several engine processes; anything else is a SQLite file path.
+ */
 export async function openStore(
   database: string | Store | undefined,
   options: OpenOptions = {},
@@ -20,13 +28,9 @@ export async function openStore(
   const target = database ?? DEFAULT_DATABASE;
   if (typeof target !== "string" || target.length === 0) {
     throw new InvalidInputError(
-      `Invalid database ${JSON.stringify(database)}: pass a SQLite file path (default "${DEFAULT_DATABASE}") or ":memory:".`,
+      `Invalid database ${JSON.stringify(database)}: pass a SQLite file path (default "${DEFAULT_DATABASE}"), ":memory:", or a PostgreSQL URL (postgres://user:password@host:5432/database).`,
     );
   }
-  if (/^postgres(ql)?:\/\//.test(target)) {
-    throw new InvalidInputError(
-      "PostgreSQL databases are not supported by this build yet; use a SQLite file path.",
-    );
-  }
+  if (isPostgresUrl(target)) return openPostgresStore(target);
   return openSqliteStore(target, options);
 }

@@ -1,0 +1,108 @@
+// Ordered schema migrations for PostgreSQL; the table `waymark_schema` records how many have been applied.
+// Append only: never edit a migration that has shipped. Each takes the quoted schema name.
+//
+// Columns mirror the SQLite schema: JSON as TEXT (the store never parses it), times as BIGINT milliseconds
+// from the engine's clock (no SQL defaults, no now()).
+
+export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
+  (s) => `
+  CREATE TABLE ${s}.runs (
+    id BIGSERIAL PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    key TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    input TEXT,
+    initial_state TEXT NOT NULL,
+    state TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    waiting TEXT,
+    wait_queues TEXT,
+    wake_at BIGINT,
+    owner TEXT,
+    lease_until BIGINT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    finished_at BIGINT,
+    UNIQUE (workflow, key)
+  );
+  CREATE INDEX runs_wake ON ${s}.runs (wake_at) WHERE wake_at IS NOT NULL;
+  CREATE INDEX runs_owner ON ${s}.runs (owner) WHERE owner IS NOT NULL;
+  CREATE INDEX runs_created ON ${s}.runs (created_at, id);
+  CREATE INDEX runs_workflow_created ON ${s}.runs (workflow, created_at, id);
+  CREATE INDEX runs_status_created ON ${s}.runs (status, created_at, id);
+
+  CREATE TABLE ${s}.entries (
+    run_id BIGINT NOT NULL,
+    seq BIGINT NOT NULL,
+    scope TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL,
+    started_at BIGINT,
+    ended_at BIGINT,
+    input TEXT,
+    output TEXT,
+    error TEXT,
+    attempts TEXT,
+    detail TEXT,
+    state_seq BIGINT,
+    state_diff TEXT,
+    PRIMARY KEY (run_id, seq)
+  );
+
+  CREATE TABLE ${s}.messages (
+    id BIGSERIAL PRIMARY KEY,
+    run_id BIGINT NOT NULL,
+    queue TEXT NOT NULL,
+    body TEXT NOT NULL,
+    sent_at BIGINT NOT NULL,
+    idempotency_key TEXT,
+    consumed_at BIGINT,
+    consumed_by BIGINT
+  );
+  CREATE UNIQUE INDEX messages_idempotency ON ${s}.messages (run_id, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+  CREATE INDEX messages_pending ON ${s}.messages (run_id, id) WHERE consumed_at IS NULL;
+  CREATE INDEX messages_run ON ${s}.messages (run_id, id);
+
+  CREATE TABLE ${s}.requests (
+    id BIGSERIAL PRIMARY KEY,
+    run_id BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    args TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    done_at BIGINT,
+    result TEXT
+  );
+  CREATE INDEX requests_pending ON ${s}.requests (run_id, id) WHERE done_at IS NULL;
+
+  CREATE TABLE ${s}.rejections (
+    id BIGSERIAL PRIMARY KEY,
+    run_id BIGINT NOT NULL,
+    queue TEXT NOT NULL,
+    body TEXT NOT NULL,
+    error TEXT NOT NULL,
+    at BIGINT NOT NULL
+  );
+  CREATE INDEX rejections_run ON ${s}.rejections (run_id, id);
+
+  CREATE TABLE ${s}.workflows (
+    name TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    description TEXT,
+    queues TEXT NOT NULL,
+    actions TEXT NOT NULL,
+    registered_at BIGINT NOT NULL,
+    PRIMARY KEY (name, version)
+  );
+  `,
+];
+
+/** The schema version this build writes; a database above it was written by a newer Waymark. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The table holding the schema version (one row). Its presence marks a schema as Waymark's. */
+export const VERSION_TABLE = "waymark_schema";

@@ -1,0 +1,471 @@
+// The store for more than one machine: PostgreSQL through node-postgres, a pool per process, a
+// dedicated LISTEN connection for other processes' changes.
+//
+// IMPORTANT: `commit` is one transaction (see batch.ts for its locking); runs are claimed with
+// FOR UPDATE SKIP LOCKED, so several engines share one database and never claim one run twice;
+// every writing transaction sends NOTIFY tagged with this instance's id (others count it, we ignore it).
+
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { LeaseLostError, StorageError, WaymarkError } from "../../errors.js";
+import type {
+  BatchResult,
+  EntryRow,
+  LoadedRun,
+  MessageRow,
+  RejectionRow,
+  RequestRow,
+  RunCount,
+  RunQuery,
+  RunRow,
+  Store,
+  WorkflowMeta,
+  WriteBatch,
+} from "../store.js";
+import { BatchWriter } from "./batch.js";
+import {
+  clientConfig,
+  describeOpenError,
+  migrate,
+  type PostgresTarget,
+  parsePostgresUrl,
+} from "./connect.js";
+import { ChangeListener } from "./listener.js";
+import {
+  ENTRY_COLUMNS,
+  MESSAGE_COLUMNS,
+  REQUEST_COLUMNS,
+  runColumns,
+  TERMINAL_SQL,
+  type Tables,
+  tables,
+} from "./sql.js";
+
+export interface PostgresOptions {
+  /** Open the LISTEN connection (default true). One-shot tools that never wait for changes skip it. */
+  listen?: boolean;
+}
+
+type Query = <R extends pg.QueryResultRow = any>(
+  name: string,
+  text: string,
+  values: unknown[],
+) => Promise<pg.QueryResult<R>>;
+
+const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure: the transaction rolled back
+
+/** Opens (creating the schema and tables if needed) a Waymark database on PostgreSQL. */
+export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
+  const target = parsePostgresUrl(url);
+  const pool = new pg.Pool({ ...clientConfig(target), max: target.poolSize });
+  pool.on("error", (err) => {
+    process.stderr.write(`waymark: an idle PostgreSQL connection failed (${err.message}); it is replaced.\n`);
+  });
+  const instanceId = randomUUID();
+  let listener: ChangeListener | null = null;
+  try {
+    await migrate(pool, target);
+    if (options.listen !== false) {
+      listener = new ChangeListener(clientConfig(target), target.channel, instanceId);
+      await listener.start();
+    }
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw describeOpenError(target, err);
+  }
+  return new PostgresStore(pool, target, listener, instanceId);
+}
+
+/** PostgreSQL implementation of the Store. */
+export class PostgresStore implements Store {
+  readonly kind = "postgres" as const;
+  readonly location: string;
+  readonly schema: string;
+  private readonly t: Tables;
+  private readonly writer: BatchWriter;
+  private readonly sql;
+  private readonly notifySql: string;
+  private closed = false;
+
+  constructor(
+    readonly pool: pg.Pool,
+    private readonly target: PostgresTarget,
+    private readonly listener: ChangeListener | null,
+    readonly instanceId: string,
+  ) {
+    this.location = target.location;
+    this.schema = target.schema;
+    const t = (this.t = tables(target.quoted));
+    this.writer = new BatchWriter(t);
+    this.notifySql = `NOTIFY ${target.channel}, '${instanceId}'`;
+    const RUN = runColumns();
+    this.sql = {
+      runById: `SELECT ${RUN} FROM ${t.runs} WHERE id = $1`,
+      runByKey: `SELECT ${RUN} FROM ${t.runs} WHERE workflow = $1 AND key = $2`,
+      runsByIds: `SELECT ${RUN} FROM ${t.runs} WHERE id = ANY($1::bigint[])`,
+      entriesOfRuns: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, seq`,
+      pendingOfRuns: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = ANY($1::bigint[])
+        AND consumed_at IS NULL ORDER BY id`,
+      entriesOf: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 ORDER BY seq`,
+      entriesPage: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+      entry: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq = $2`,
+      allMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 ORDER BY id LIMIT $2`,
+      pendingMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 AND consumed_at IS NULL
+        ORDER BY id LIMIT $2`,
+      rejections: `SELECT id, run_id AS "runId", queue, body, error, at FROM ${t.rejections} WHERE run_id = $1
+        ORDER BY id DESC LIMIT $2`,
+      messagesSince: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE id > $1 ORDER BY id LIMIT $2`,
+      maxMessageId: `SELECT coalesce(max(id), 0) AS id FROM ${t.messages}`,
+      countRuns: `SELECT workflow, version, status, count(*) AS count FROM ${t.runs}
+        GROUP BY workflow, version, status ORDER BY workflow COLLATE "C", version, status COLLATE "C"`,
+      liveVersions: `SELECT workflow, version, count(*) AS count, (array_agg(key ORDER BY id))[1:20] AS keys
+        FROM ${t.runs} WHERE status NOT IN ${TERMINAL_SQL} GROUP BY workflow, version`,
+      claimDue: `WITH due AS (
+          SELECT id FROM ${t.runs}
+          WHERE wake_at <= $1 AND (owner IS NULL OR lease_until <= $1) AND (owner IS NULL OR owner <> $2)
+            AND ($4::text[] IS NULL OR workflow = ANY($4::text[]))
+          ORDER BY wake_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+        UPDATE ${t.runs} r SET owner = $2, lease_until = $5, wake_at = $5, updated_at = $1,
+          status = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.status ELSE 'running' END,
+          waiting = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.waiting ELSE NULL END,
+          wait_queues = NULL
+        FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}`,
+      renew: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
+        WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 ORDER BY id FOR UPDATE)`,
+      owners: `SELECT owner, max(lease_until) AS "leaseUntil" FROM ${t.runs} WHERE owner IS NOT NULL GROUP BY owner`,
+      expireOwner: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
+        WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 ORDER BY id FOR UPDATE)`,
+      nextWake: `SELECT min(wake_at) AS at FROM ${t.runs} WHERE wake_at IS NOT NULL
+        AND ($1::text[] IS NULL OR workflow = ANY($1::text[]))`,
+      cancelRun: `UPDATE ${t.runs} SET status = 'cancelled', finished_at = $1, updated_at = $1, wake_at = NULL,
+          waiting = NULL, wait_queues = NULL, owner = NULL, lease_until = NULL
+        WHERE id = $2 AND status NOT IN ${TERMINAL_SQL} AND (owner IS NULL OR owner = $3 OR lease_until <= $1)`,
+      cancelEntries: `UPDATE ${t.entries} SET status = 'cancelled', ended_at = $1
+        WHERE run_id = $2 AND status IN ('running', 'waiting', 'retrying')`,
+      claimRun: `UPDATE ${t.runs} SET owner = $2, lease_until = $3, wake_at = $3
+        WHERE id = $1 AND (owner IS NULL OR owner = $2 OR lease_until <= $4)`,
+      getRequest: `SELECT ${REQUEST_COLUMNS}, done_at AS "doneAt", result FROM ${t.requests} WHERE id = $1`,
+      requestsAll: `SELECT ${REQUEST_COLUMNS} FROM ${t.requests} WHERE done_at IS NULL ORDER BY id LIMIT $1`,
+      requestsFor: `SELECT ${REQUEST_COLUMNS} FROM ${t.requests} WHERE done_at IS NULL AND run_id = ANY($1::bigint[])
+        ORDER BY id`,
+      registerWorkflows: `INSERT INTO ${t.workflows} (name, version, description, queues, actions, registered_at)
+        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+        ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
+          actions = excluded.actions, registered_at = excluded.registered_at`,
+      workflowMeta: `SELECT name, version, description, queues, actions, registered_at AS "registeredAt"
+        FROM ${t.workflows} ORDER BY name COLLATE "C", version`,
+    };
+  }
+
+  // ---- plumbing ---------------------------------------------------------------------------------
+
+  /** One statement on any pooled connection (prepared once per connection by name). */
+  private async q<R extends pg.QueryResultRow = any>(
+    name: string,
+    text: string,
+    values: unknown[] = [],
+  ): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>({ name, text, values });
+    } catch (err) {
+      throw this.describe(err);
+    }
+  }
+
+  /**
+   * Runs `fn` in a transaction on one connection; retries it when PostgreSQL rolled it back for a
+   * deadlock or serialization failure. `notify(result)` decides whether the commit sends NOTIFY.
+   */
+  private async transaction<T>(
+    fn: (q: Query) => Promise<T>,
+    notify: (result: T) => boolean,
+    begin = "BEGIN",
+  ): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } catch (err) {
+        throw this.describe(err);
+      }
+      let broken = false;
+      try {
+        await client.query(begin);
+        const q: Query = (name, text, values) => client.query({ name, text, values });
+        const result = await fn(q);
+        await client.query(notify(result) ? `${this.notifySql}; COMMIT` : "COMMIT");
+        return result;
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => {
+          broken = true;
+        });
+        const code = (err as { code?: string }).code ?? "";
+        if (RETRYABLE.has(code) && attempt < 8) {
+          await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
+          continue;
+        }
+        throw this.describe(err);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** Turns a driver error into a StorageError that says what happened and what to do. */
+  private describe(err: unknown): unknown {
+    if (err instanceof WaymarkError || err instanceof LeaseLostError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    const code = (err as { code?: string }).code ?? "";
+    const where = `PostgreSQL at ${this.target.host}:${this.target.port}`;
+    const details = { location: this.location };
+    const make = (c: string, text: string) => new StorageError(c, text, details, { cause: err });
+    if (this.closed) return make("STORAGE_CLOSED", `The store for ${this.location} was closed.`);
+    if (
+      /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|57P01|57P02|57P03|08\w\w\w)$/.test(code) ||
+      /Connection terminated|timeout/i.test(message)
+    ) {
+      return make(
+        "STORAGE_UNAVAILABLE",
+        `Lost the connection to ${where} (${message}). Waymark retries and reloads the runs from the database; check that the server is up.`,
+      );
+    }
+    if (code === "40P01" || code === "40001" || code === "55P03")
+      return make("STORAGE_BUSY", `${where} kept refusing a write for conflicts (${message}); Waymark retries.`);
+    if (code === "53100")
+      return make(
+        "STORAGE_FULL",
+        `The disk of ${where} is full (${message}); nothing was written. Free space; Waymark retries and the runs resume.`,
+      );
+    if (code === "25006")
+      return make(
+        "STORAGE_READONLY",
+        `${where} accepts no writes (${message}): it is a standby or in read-only mode. Point the URL at the primary.`,
+      );
+    if (code === "53300")
+      return make(
+        "STORAGE_TOO_MANY_CONNECTIONS",
+        `${where} has no connection slots left (${message}). Raise max_connections or lower ?pool=N; Waymark retries.`,
+      );
+    if (code === "42P01")
+      return make(
+        "STORAGE_SCHEMA_MISSING",
+        `Waymark's tables in schema "${this.schema}" of ${this.location} are gone (${message}). Was the schema dropped? Restart the process to recreate it empty, or restore it.`,
+      );
+    return make("STORAGE_FAILED", `PostgreSQL (${this.location}) failed: ${message}`);
+  }
+
+  // ---- writes -----------------------------------------------------------------------------------
+
+  async commit(batch: WriteBatch): Promise<BatchResult> {
+    return this.transaction(
+      (q) => this.writer.apply(q, batch),
+      () => true,
+    );
+  }
+
+  async claimDue(
+    now: number,
+    owner: string,
+    leaseUntil: number,
+    limit: number,
+    workflows: string[] | null,
+  ): Promise<RunRow[]> {
+    const { rows } = await this.q<RunRow>("wm_claim_due", this.sql.claimDue, [
+      now,
+      owner,
+      limit,
+      workflows,
+      leaseUntil,
+    ]);
+    return rows;
+  }
+
+  async renewLeases(owner: string, leaseUntil: number): Promise<void> {
+    await this.q("wm_renew", this.sql.renew, [leaseUntil, owner]);
+  }
+
+  async expireOwner(owner: string, now: number): Promise<number> {
+    return this.transaction(
+      async (q) => (await q("wm_expire_owner", this.sql.expireOwner, [now, owner])).rowCount ?? 0,
+      (n) => n > 0,
+    );
+  }
+
+  async cancelRun(runId: number, now: number, owner: string): Promise<boolean> {
+    return this.transaction(
+      async (q) => {
+        if ((await q("wm_cancel_run", this.sql.cancelRun, [now, runId, owner])).rowCount !== 1) return false;
+        await q("wm_cancel_entries", this.sql.cancelEntries, [now, runId]);
+        return true;
+      },
+      (done) => done,
+    );
+  }
+
+  async claimRun(runId: number, owner: string, leaseUntil: number, now: number): Promise<boolean> {
+    const res = await this.q("wm_claim_run", this.sql.claimRun, [runId, owner, leaseUntil, now]);
+    return res.rowCount === 1;
+  }
+
+  async registerWorkflows(meta: WorkflowMeta[]): Promise<void> {
+    if (meta.length === 0) return;
+    // One row per (name, version), the last winning, in key order (concurrent upserts cannot deadlock).
+    const rows = [...new Map(meta.map((m) => [`${m.name}\u0000${m.version}`, m])).values()].sort((a, b) =>
+      a.name < b.name ? -1 : a.name > b.name ? 1 : a.version - b.version,
+    );
+    await this.q("wm_register_workflows", this.sql.registerWorkflows, [
+      rows.map((m) => m.name),
+      rows.map((m) => m.version),
+      rows.map((m) => m.description),
+      rows.map((m) => m.queues),
+      rows.map((m) => m.actions),
+      rows.map((m) => m.registeredAt),
+    ]);
+  }
+
+  // ---- reads ------------------------------------------------------------------------------------
+
+  async getRun(id: number): Promise<RunRow | undefined> {
+    return (await this.q<RunRow>("wm_run_by_id", this.sql.runById, [id])).rows[0];
+  }
+
+  async findRun(workflow: string, key: string): Promise<RunRow | undefined> {
+    return (await this.q<RunRow>("wm_run_by_key", this.sql.runByKey, [workflow, key])).rows[0];
+  }
+
+  async loadRuns(ids: number[]): Promise<LoadedRun[]> {
+    if (ids.length === 0) return [];
+    // One snapshot for a run, its entries and its messages.
+    const [runs, entries, messages] = await this.transaction(
+      async (q) => [
+        await q<RunRow>("wm_runs_by_ids", this.sql.runsByIds, [ids]),
+        await q<EntryRow>("wm_entries_of_runs", this.sql.entriesOfRuns, [ids]),
+        await q<MessageRow>("wm_pending_of_runs", this.sql.pendingOfRuns, [ids]),
+      ] as const,
+      () => false,
+      "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
+    );
+    const byId = new Map<number, LoadedRun>();
+    for (const run of runs.rows) byId.set(run.id, { run, entries: [], messages: [] });
+    for (const e of entries.rows) byId.get(e.runId)?.entries.push(e);
+    for (const m of messages.rows) byId.get(m.runId)?.messages.push(m);
+    const out: LoadedRun[] = [];
+    for (const id of ids) {
+      const loaded = byId.get(id);
+      if (loaded) out.push(loaded);
+    }
+    return out;
+  }
+
+  async listRuns(q: RunQuery): Promise<RunRow[]> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const arg = (v: unknown) => {
+      args.push(v);
+      return `$${args.length}`;
+    };
+    if (q.workflow !== undefined) where.push(`workflow = ${arg(q.workflow)}`);
+    if (q.status && q.status.length > 0) where.push(`status = ANY(${arg(q.status)}::text[])`);
+    if (q.key !== undefined) where.push(`key = ${arg(q.key)}`);
+    if (q.keyContains) where.push(`strpos(key, ${arg(q.keyContains)}) > 0`);
+    if (q.errorContains) where.push(`strpos(lower(error), lower(${arg(q.errorContains)})) > 0`);
+    if (q.createdAfter !== undefined) where.push(`created_at >= ${arg(q.createdAfter)}`);
+    if (q.createdBefore !== undefined) where.push(`created_at < ${arg(q.createdBefore)}`);
+    if (q.before) where.push(`(created_at, id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
+    const text = `SELECT ${runColumns()} FROM ${this.t.runs} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit)}`;
+    try {
+      return (await this.pool.query<RunRow>(text, args)).rows;
+    } catch (err) {
+      throw this.describe(err);
+    }
+  }
+
+  async countRuns(): Promise<RunCount[]> {
+    return (await this.q<RunCount>("wm_count_runs", this.sql.countRuns)).rows;
+  }
+
+  async liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>> {
+    return (await this.q("wm_live_versions", this.sql.liveVersions)).rows;
+  }
+
+  async listEntries(runId: number, afterSeq: number, limit: number): Promise<EntryRow[]> {
+    return (await this.q<EntryRow>("wm_entries_page", this.sql.entriesPage, [runId, afterSeq, limit])).rows;
+  }
+
+  async getEntry(runId: number, seq: number): Promise<EntryRow | undefined> {
+    return (await this.q<EntryRow>("wm_entry", this.sql.entry, [runId, seq])).rows[0];
+  }
+
+  async allEntries(runId: number): Promise<EntryRow[]> {
+    return (await this.q<EntryRow>("wm_entries_of", this.sql.entriesOf, [runId])).rows;
+  }
+
+  async listMessages(
+    runId: number,
+    opts: { includeConsumed: boolean; limit: number },
+  ): Promise<MessageRow[]> {
+    const [name, text] = opts.includeConsumed
+      ? ["wm_all_messages", this.sql.allMessages]
+      : ["wm_pending_messages", this.sql.pendingMessages];
+    return (await this.q<MessageRow>(name, text, [runId, opts.limit])).rows;
+  }
+
+  async listRejections(runId: number, limit: number): Promise<RejectionRow[]> {
+    return (await this.q<RejectionRow>("wm_rejections_of", this.sql.rejections, [runId, limit])).rows;
+  }
+
+  async messagesSince(afterId: number, limit: number): Promise<MessageRow[]> {
+    return (await this.q<MessageRow>("wm_messages_since", this.sql.messagesSince, [afterId, limit])).rows;
+  }
+
+  async maxMessageId(): Promise<number> {
+    return (await this.q<{ id: number }>("wm_max_message_id", this.sql.maxMessageId)).rows[0]!.id;
+  }
+
+  async owners(): Promise<Array<{ owner: string; leaseUntil: number }>> {
+    return (await this.q<{ owner: string; leaseUntil: number }>("wm_owners", this.sql.owners)).rows;
+  }
+
+  async nextWakeAt(workflows: string[] | null): Promise<number | null> {
+    return (await this.q<{ at: number | null }>("wm_next_wake", this.sql.nextWake, [workflows])).rows[0]!.at;
+  }
+
+  async getRequest(
+    id: number,
+  ): Promise<(RequestRow & { doneAt: number | null; result: string | null }) | undefined> {
+    return (await this.q("wm_get_request", this.sql.getRequest, [id])).rows[0];
+  }
+
+  async pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]> {
+    if (runIds === null) return (await this.q<RequestRow>("wm_requests_all", this.sql.requestsAll, [limit])).rows;
+    if (runIds.length === 0) return [];
+    return (await this.q<RequestRow>("wm_requests_for", this.sql.requestsFor, [runIds])).rows;
+  }
+
+  async workflowMeta(): Promise<WorkflowMeta[]> {
+    return (await this.q<WorkflowMeta>("wm_workflow_meta", this.sql.workflowMeta)).rows;
+  }
+
+  // ---- changes ----------------------------------------------------------------------------------
+
+  async changeCounter(): Promise<number> {
+    return this.listener?.value() ?? 0;
+  }
+
+  onChange(listener: () => void): () => void {
+    return this.listener?.on(listener) ?? (() => {});
+  }
+
+  /** Test hook: drops the LISTEN connection as a network failure would (it reconnects by itself). */
+  dropListenConnection(): void {
+    this.listener?.dropConnection();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.listener?.close();
+    await this.pool.end().catch(() => {});
+  }
+}

@@ -1,0 +1,94 @@
+// Small builders for store tests: runs, entries and messages written through `commit`, as the engine writes them.
+
+import type { EntryRow, RunRow, Store } from "../../src/storage/store.js";
+import { batch } from "./backends.js";
+
+export const T0 = Date.UTC(2026, 0, 1);
+
+export async function createRun(
+  store: Store,
+  key: string,
+  options: { workflow?: string; now?: number; owner?: string; leaseUntil?: number; input?: string } = {},
+): Promise<RunRow> {
+  const now = options.now ?? T0;
+  const res = await store.commit(
+    batch(now, {
+      creates: [
+        {
+          workflow: options.workflow ?? "wf",
+          key,
+          version: 1,
+          input: options.input ?? null,
+          initialState: '{"n":0}',
+          now,
+          owner: options.owner ?? null,
+          leaseUntil: options.owner ? (options.leaseUntil ?? now + 15_000) : null,
+        },
+      ],
+    }),
+  );
+  return res.created[0]!.run;
+}
+
+export function entry(runId: number, seq: number, over: Partial<EntryRow> = {}): EntryRow {
+  return {
+    runId,
+    seq,
+    scope: "",
+    ordinal: seq - 1,
+    name: `s${seq}`,
+    kind: "step",
+    status: "completed",
+    startedAt: T0 + seq,
+    endedAt: T0 + seq + 1,
+    input: null,
+    output: JSON.stringify(seq),
+    error: null,
+    attempts: null,
+    detail: null,
+    stateSeq: null,
+    stateDiff: null,
+    ...over,
+  };
+}
+
+export async function send(
+  store: Store,
+  runId: number,
+  queue: string,
+  body: unknown,
+  now = T0,
+  idempotencyKey: string | null = null,
+) {
+  const res = await store.commit(
+    batch(now, { messages: [{ runId, queue, body: JSON.stringify(body), idempotencyKey, now }] }),
+  );
+  return res.messages[0]!;
+}
+
+/** Suspends a run as the engine does: status, what it waits on, wake-up, lease released. */
+export async function suspend(
+  store: Store,
+  run: RunRow,
+  owner: string,
+  now: number,
+  patch: { status?: "waiting" | "sleeping"; waitQueues?: string | null; wakeAt?: number | null },
+) {
+  await store.commit(
+    batch(now, {
+      runs: [
+        {
+          id: run.id,
+          status: patch.status ?? "waiting",
+          waiting: "[]",
+          waitQueues: patch.waitQueues ?? null,
+          wakeAt: patch.wakeAt ?? null,
+          owner: null,
+          leaseUntil: null,
+          updatedAt: now,
+        },
+      ],
+      leases: [{ runId: run.id, owner }],
+    }),
+  );
+}
