@@ -98,7 +98,7 @@ export function clientConfig(target: PostgresTarget): pg.ClientConfig {
     connectionString: target.connectionString,
     types: TYPES,
     connectionTimeoutMillis: 10_000,
-    application_name: "waymark",
+    fallback_application_name: "waymark",
   };
 }
 

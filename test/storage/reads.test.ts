@@ -1,0 +1,216 @@
+// Store conformance, reads and the rest: listing and counting runs, messages, published workflows,
+// loading runs for execution, noticing other processes' commits, opening and schema versions.
+// Every test runs against SQLite and PostgreSQL alike.
+
+import { describe, expect, it } from "vitest";
+import { StorageError } from "../../src/errors.js";
+import type { RunRow } from "../../src/storage/store.js";
+import { until } from "../helpers.js";
+import { BACKENDS, batch } from "./backends.js";
+import { createRun, entry, send, T0 } from "./fixtures.js";
+
+describe.each(BACKENDS)("$name store: reads", (backend) => {
+  it("lists runs newest first with filters and a keyset cursor", async () => {
+    const store = await (await backend.fresh()).open();
+    const runs: RunRow[] = [];
+    for (let i = 0; i < 6; i++) {
+      runs.push(
+        await createRun(store, `order-${i}`, { workflow: i % 2 ? "invoice" : "report", now: T0 + Math.floor(i / 2) }),
+      );
+    }
+    await store.commit(
+      batch(T0, {
+        runs: [
+          { id: runs[1]!.id, status: "failed", error: '{"message":"Tax API Timeout"}' },
+          { id: runs[4]!.id, status: "completed" },
+        ],
+      }),
+    );
+    const keys = async (q: Parameters<typeof store.listRuns>[0]) => (await store.listRuns(q)).map((r) => r.key);
+    expect(await keys({ limit: 10 })).toEqual(["order-5", "order-4", "order-3", "order-2", "order-1", "order-0"]);
+    expect(await keys({ limit: 2 })).toEqual(["order-5", "order-4"]);
+    expect(await keys({ limit: 10, workflow: "invoice" })).toEqual(["order-5", "order-3", "order-1"]);
+    expect(await keys({ limit: 10, status: ["failed", "completed"] })).toEqual(["order-4", "order-1"]);
+    expect(await keys({ limit: 10, status: [] })).toHaveLength(6);
+    expect(await keys({ limit: 10, key: "order-3" })).toEqual(["order-3"]);
+    expect(await keys({ limit: 10, keyContains: "der-2" })).toEqual(["order-2"]);
+    expect(await keys({ limit: 10, errorContains: "tax api" })).toEqual(["order-1"]);
+    expect(await keys({ limit: 10, createdAfter: T0 + 1 })).toEqual(["order-5", "order-4", "order-3", "order-2"]);
+    expect(await keys({ limit: 10, createdBefore: T0 + 1 })).toEqual(["order-1", "order-0"]);
+    const last = (await store.listRuns({ limit: 3 })).at(-1)!;
+    expect(await keys({ limit: 10, before: { createdAt: last.createdAt, id: last.id } })).toEqual([
+      "order-2",
+      "order-1",
+      "order-0",
+    ]);
+    expect(await keys({ limit: 10, workflow: "report", status: ["pending"], createdAfter: T0 + 1 })).toEqual([
+      "order-2",
+    ]);
+  });
+
+  it("counts runs by workflow, version and status; lists live versions with their keys", async () => {
+    const store = await (await backend.fresh()).open();
+    const a = await createRun(store, "a");
+    await createRun(store, "b");
+    const c = await createRun(store, "c", { workflow: "other" });
+    await store.commit(
+      batch(T0, {
+        runs: [
+          { id: a.id, status: "completed" },
+          { id: c.id, version: 2 },
+        ],
+      }),
+    );
+    const counts = await store.countRuns();
+    expect(counts.sort((x, y) => `${x.workflow}${x.status}`.localeCompare(`${y.workflow}${y.status}`))).toEqual([
+      { workflow: "other", version: 2, status: "pending", count: 1 },
+      { workflow: "wf", version: 1, status: "completed", count: 1 },
+      { workflow: "wf", version: 1, status: "pending", count: 1 },
+    ]);
+    const live = await store.liveVersions();
+    expect(live.sort((x, y) => x.workflow.localeCompare(y.workflow))).toEqual([
+      { workflow: "other", version: 2, count: 1, keys: ["c"] },
+      { workflow: "wf", version: 1, count: 1, keys: ["b"] },
+    ]);
+    for (let i = 0; i < 25; i++) await createRun(store, `many-${i}`, { workflow: "many" });
+    const many = (await store.liveVersions()).find((l) => l.workflow === "many")!;
+    expect(many.count).toBe(25);
+    expect(many.keys).toHaveLength(20);
+  });
+
+  it("reads messages: a run's (with or without consumed), everyone's since an id, the highest id", async () => {
+    const store = await (await backend.fresh()).open();
+    expect(await store.maxMessageId()).toBe(0);
+    expect(await store.messagesSince(0, 10)).toEqual([]);
+    const r1 = await createRun(store, "r1", { owner: "me" });
+    const r2 = await createRun(store, "r2");
+    const m1 = await send(store, r1.id, "q", { n: 1 }, T0 + 1, "idem");
+    const m2 = await send(store, r2.id, "q", { n: 2 }, T0 + 2);
+    const m3 = await send(store, r1.id, "z", { n: 3 }, T0 + 3);
+    await store.commit(
+      batch(T0 + 4, { consume: [{ messageId: m1.id, runId: r1.id, bySeq: 1 }], leases: [{ runId: r1.id, owner: "me" }] }),
+    );
+    expect(await store.maxMessageId()).toBe(m3.id);
+    expect(await store.listMessages(r1.id, { includeConsumed: true, limit: 10 })).toEqual([
+      { id: m1.id, runId: r1.id, queue: "q", body: '{"n":1}', sentAt: T0 + 1, idempotencyKey: "idem", consumedAt: T0 + 4, consumedBy: 1 },
+      { id: m3.id, runId: r1.id, queue: "z", body: '{"n":3}', sentAt: T0 + 3, idempotencyKey: null, consumedAt: null, consumedBy: null },
+    ]);
+    expect((await store.listMessages(r1.id, { includeConsumed: true, limit: 1 })).map((m) => m.id)).toEqual([m1.id]);
+    expect((await store.listMessages(r1.id, { includeConsumed: false, limit: 10 })).map((m) => m.id)).toEqual([m3.id]);
+    expect((await store.messagesSince(m1.id, 10)).map((m) => m.id)).toEqual([m2.id, m3.id]);
+    expect((await store.messagesSince(0, 2)).map((m) => m.id)).toEqual([m1.id, m2.id]);
+  });
+
+  it("loads runs for execution: the row, every entry in order, unconsumed messages oldest first", async () => {
+    const store = await (await backend.fresh()).open();
+    const a = await createRun(store, "a", { owner: "me" });
+    const b = await createRun(store, "b", { owner: "me" });
+    await store.commit(
+      batch(T0, {
+        entries: [entry(a.id, 2), entry(a.id, 1), entry(b.id, 1)],
+        leases: [
+          { runId: a.id, owner: "me" },
+          { runId: b.id, owner: "me" },
+        ],
+      }),
+    );
+    const m1 = await send(store, a.id, "q", 1);
+    const m2 = await send(store, a.id, "p", 2);
+    await store.commit(
+      batch(T0, { consume: [{ messageId: m1.id, runId: a.id, bySeq: 2 }], leases: [{ runId: a.id, owner: "me" }] }),
+    );
+    const loaded = await store.loadRuns([b.id, 777_777, a.id]);
+    expect(loaded.map((l) => l.run.key)).toEqual(["b", "a"]);
+    expect(loaded[1]!.run).toEqual(await store.getRun(a.id));
+    expect(loaded[1]!.entries.map((e) => e.seq)).toEqual([1, 2]);
+    expect(loaded[1]!.entries[0]).toEqual(entry(a.id, 1));
+    expect(loaded[1]!.messages.map((m) => m.id)).toEqual([m2.id]);
+    expect(loaded[0]!.messages).toEqual([]);
+    expect(await store.loadRuns([])).toEqual([]);
+  });
+
+  it("publishes workflow definitions: upsert by name and version, listed in order", async () => {
+    const store = await (await backend.fresh()).open();
+    const meta = (name: string, version: number, at: number) => ({
+      name,
+      version,
+      description: `${name} v${version}`,
+      queues: `{"q":{"type":"object"}}`,
+      actions: '["getState"]',
+      registeredAt: at,
+    });
+    await store.registerWorkflows([meta("zeta", 1, T0), meta("alpha", 2, T0), meta("alpha", 1, T0)]);
+    await store.registerWorkflows([{ ...meta("zeta", 1, T0 + 5), description: null, actions: "[]" }]);
+    await store.registerWorkflows([]);
+    expect(await store.workflowMeta()).toEqual([
+      meta("alpha", 1, T0),
+      meta("alpha", 2, T0),
+      { ...meta("zeta", 1, T0 + 5), description: null, actions: "[]" },
+    ]);
+  });
+});
+
+describe.each(BACKENDS)("$name store: other processes and opening", (backend) => {
+  it("the change counter moves when another store commits, not for its own commits", async () => {
+    const fresh = await backend.fresh();
+    const [a, b] = [await fresh.open(), await fresh.open()];
+    const run = await createRun(a, "x");
+    const before = await b.changeCounter();
+    const mine = await a.changeCounter();
+    await send(a, run.id, "q", 1);
+    expect(await a.changeCounter()).toBe(mine);
+    await until(async () => (await b.changeCounter()) !== before, "the other store to notice the commit");
+  });
+
+  it("onChange, when offered, calls listeners for other stores' commits until unsubscribed", async () => {
+    const fresh = await backend.fresh();
+    const [a, b] = [await fresh.open(), await fresh.open()];
+    if (!b.onChange) return; // optional (SQLite polls its data_version)
+    let heard = 0;
+    const off = b.onChange(() => heard++);
+    const run = await createRun(a, "x");
+    await until(() => heard > 0, "a change notification");
+    const seen = heard;
+    await send(b, run.id, "q", 1); // its own commit: no notification
+    off();
+    await send(a, run.id, "q", 2);
+    await createRun(a, "y");
+    // Give any stray notification time to arrive, with a third store as the witness.
+    const c = await fresh.open();
+    let witnessed = 0;
+    c.onChange!(() => witnessed++);
+    await createRun(a, "z");
+    await until(() => witnessed > 0, "the witness to hear a commit");
+    expect(heard).toBe(seen);
+  });
+
+  it("reopens a database with everything in it", async () => {
+    const fresh = await backend.fresh();
+    const first = await fresh.open();
+    const run = await createRun(first, "keep", { input: '{"a":1}' });
+    await first.close();
+    const again = await fresh.open();
+    expect(await again.getRun(run.id)).toEqual(run);
+  });
+
+  it("refuses a database written by a newer Waymark and leaves it unchanged", async () => {
+    const fresh = await backend.fresh();
+    const first = await fresh.open();
+    await createRun(first, "keep");
+    await first.close();
+    await fresh.forgeNewerSchema(99);
+    const err = await fresh.open().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StorageError);
+    expect(err).toMatchObject({ code: "STORAGE_NEWER_SCHEMA", details: { version: 99 } });
+    expect((err as Error).message).toMatch(/newer Waymark \(schema version 99; this one understands up to \d+\)\. Upgrade Waymark/);
+  });
+
+  it("refuses a database that holds another application's tables", async () => {
+    const fresh = await backend.fresh();
+    await fresh.addForeignTable();
+    const err = await fresh.open().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StorageError);
+    expect(err).toMatchObject({ code: "STORAGE_FOREIGN_DATABASE" });
+    expect((err as Error).message).toContain("invoices");
+  });
+});
