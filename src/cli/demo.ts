@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { type FakeApi, redirectFetch, SAMPLE_ORIGIN, startFakeApi } from "../../fixtures/fake-api.js";
 import { type FixtureWorkflows, registry } from "../../fixtures/registry.js";
 import { type RunRef, waitForStatus } from "../../fixtures/wait.js";
+import type { Engine } from "../engine/engine.js";
 import {
   DEFAULT_DATABASE,
   type HistoryEntry,
@@ -15,6 +16,9 @@ import {
   type RunStatus,
   type WaymarkEngine,
 } from "../index.js";
+import { createInspector } from "../inspector/index.js";
+import { DEFAULT_HTTP_PORT, type HttpHandle, serveHttp } from "../mcp/http.js";
+import { createMcpServer } from "../mcp/server.js";
 
 /** The engine the demo seeds: the fixtures registry, started. */
 export type DemoEngine = WaymarkEngine<FixtureWorkflows>;
@@ -226,16 +230,31 @@ export function formatSeeded(seeded: SeededRun[]): string {
   return `${lines.join("\n")}\n\nNext, from an MCP client on this database:\n${next.join("\n")}\n`;
 }
 
-const USAGE = `Usage: waymark demo [--db <file>] [--once]
+const USAGE = `Usage: waymark demo [--db <file>] [--once] [--port <n>]
 
 Seeds the sample workflows (fixtures/) against a local fake API that stands in for ${SAMPLE_ORIGIN},
-prints the runs it left and keeps the engine running until Ctrl+C. Running it again on the same
-database finds the same runs (fixed keys).
+prints the runs it left and keeps the engine running until Ctrl+C, serving the run inspector and MCP
+over HTTP on 127.0.0.1. Running it again on the same database finds the same runs (fixed keys).
 
   --db <file>   SQLite database file (default ${DEFAULT_DATABASE})
   --once        exit after seeding instead of serving
+  --port <n>    port of the inspector and MCP endpoint (default ${DEFAULT_HTTP_PORT}; 0 picks a free one)
   -h, --help    show this help
 `;
+
+// ---- serving: the run inspector and MCP over HTTP beside the demo's engine ----------------------
+
+/** Serves the inspector at / and MCP at /mcp on 127.0.0.1; a busy default port falls back to a free one. */
+async function serveDemo(engine: DemoEngine, port: number, fallback: boolean): Promise<HttpHandle> {
+  const core = engine as unknown as Engine;
+  const options = { host: "127.0.0.1", mount: createInspector(core) };
+  try {
+    return await serveHttp(() => createMcpServer(core), { ...options, port });
+  } catch (err) {
+    if (!fallback || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
+    return await serveHttp(() => createMcpServer(core), { ...options, port: 0 });
+  }
+}
 
 interface Output {
   write(text: string): unknown;
@@ -246,13 +265,19 @@ export async function run(
   args: string[],
   io: { out: Output; err: Output } = { out: process.stdout, err: process.stderr },
 ): Promise<number> {
-  let values: { db?: string | undefined; once?: boolean | undefined; help?: boolean | undefined };
+  let values: {
+    db?: string | undefined;
+    once?: boolean | undefined;
+    port?: string | undefined;
+    help?: boolean | undefined;
+  };
   try {
     ({ values } = parseArgs({
       args,
       options: {
         db: { type: "string" },
         once: { type: "boolean" },
+        port: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       allowPositionals: false,
@@ -272,9 +297,16 @@ export async function run(
     return 2;
   }
 
+  const port = values.port === undefined ? DEFAULT_HTTP_PORT : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    io.err.write(`waymark demo: --port takes a port number (0-65535); got "${values.port}".\n\n${USAGE}`);
+    return 2;
+  }
+
   const api = await startFakeApi();
   const uninstall = redirectFetch(api.baseUrl);
   let engine: DemoEngine | undefined;
+  let http: HttpHandle | undefined;
   try {
     engine = await registry.start({ database });
     io.out.write(
@@ -286,6 +318,11 @@ export async function run(
       io.out.write("\nSeeded; exiting (--once).\n");
       return 0;
     }
+    http = await serveDemo(engine, port, values.port === undefined);
+    const page = http.url.replace(/\/mcp$/, "/");
+    io.out.write(
+      `\nRun inspector: ${page}  (open it in a browser)\nMCP over HTTP: ${http.url}${port !== 0 && http.port !== port ? `  (port ${port} was busy)` : ""}\n`,
+    );
     io.out.write("\nServing: the engine keeps running these runs. Press Ctrl+C to stop.\n");
     const signal = await new Promise<string>((resolve) => {
       const stop = (sig: NodeJS.Signals) => {
@@ -299,6 +336,7 @@ export async function run(
     io.out.write(`\n${signal}: closing the engine.\n`);
     return 0;
   } finally {
+    await http?.close();
     await engine?.close();
     uninstall();
     await api.close();

@@ -8,6 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Engine } from "../engine/engine.js";
+import { createInspector } from "../inspector/index.js";
 import { DEFAULT_HTTP_PORT, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
@@ -18,15 +19,18 @@ const HELP = `Usage: waymark mcp [--stdio | --http [host:]port] [--db file] [--r
 
 Serves a Waymark database over MCP.
   --stdio              Talk MCP over stdin/stdout (default): what Claude Code, Claude Desktop and Cursor spawn.
-  --http [host:]port   Serve Streamable HTTP at http://host:port/mcp (host 127.0.0.1 by default; port 0 picks one).
+  --http [host:]port   Serve Streamable HTTP at http://host:port/mcp (host 127.0.0.1 by default; port 0 picks one),
+                       and the run inspector (a web page) at http://host:port/.
   --db file            SQLite database (default ${DEFAULT_DATABASE}).
   --registry module    A module exporting a registry (setup({ use })); TypeScript is loaded directly. This
                        server then runs the workflows itself. Without it, the server attaches beside the
                        application that owns the database: it reads everything, and its messages, cancels
                        and replays are carried out by that application.
-  --read-only          Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action).
+  --read-only          Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action),
+                       and the inspector's actions (send, replay, cancel).
   --token-env NAME     Require "Authorization: Bearer <token>" over HTTP, the token read from environment
-                       variable NAME. Required when binding beyond loopback.
+                       variable NAME. Required when binding beyond loopback. Open the inspector once as
+                       http://host:port/?token=<token>: a session cookie then carries it.
 `;
 
 interface Args {
@@ -173,10 +177,16 @@ export async function run(argv: string[]): Promise<number> {
   let http: HttpHandle | null = null;
   try {
     if (args.mode === "http") {
-      http = await serveHttp(factory, { host: args.host, port: args.port, ...(token ? { token } : {}) });
+      http = await serveHttp(factory, {
+        host: args.host,
+        port: args.port,
+        ...(token ? { token } : {}),
+        mount: createInspector(engine, { readOnly: args.readOnly }),
+      });
       log(
         `listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`,
       );
+      log(`run inspector at ${http.url.replace(/\/mcp$/, "/")}${token ? "?token=<token> (once)" : ""}`);
       await stopped;
     } else {
       const session = await serveStdio(factory);

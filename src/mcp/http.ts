@@ -23,7 +23,19 @@ export interface HttpOptions {
   allowedHosts?: string[];
   /** Path of the MCP endpoint (default "/mcp"). */
   path?: string;
+  /**
+   * Serves every other path (the inspector), after the Host and Origin checks. It gets the bearer token
+   * to enforce itself, since a browser page cannot send an Authorization header.
+   */
+  mount?: HttpMount;
 }
+
+/** A handler beside the MCP endpoint; `guard` carries the server's token and body limit. */
+export type HttpMount = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  guard: { token: string | undefined; maxBodyBytes: number },
+) => Promise<void>;
 
 export interface HttpHandle {
   /** The endpoint, e.g. http://127.0.0.1:43117/mcp. */
@@ -56,7 +68,8 @@ function jsonError(res: ServerResponse, status: number, code: number, message: s
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
 }
 
-function sameToken(given: string, expected: string): boolean {
+/** Compares a token in constant time. */
+export function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
@@ -135,6 +148,11 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
         return;
       }
     }
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (options.mount && url.pathname !== path) {
+      await options.mount(req, res, { token, maxBodyBytes: maxBody });
+      return;
+    }
     if (token) {
       const auth = req.headers.authorization ?? "";
       const m = /^Bearer\s+(.+)$/i.exec(auth);
@@ -145,7 +163,6 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
         return;
       }
     }
-    const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== path) {
       jsonError(res, 404, -32601, `Not found: the MCP endpoint is ${path}.`);
       return;

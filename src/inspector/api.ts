@@ -1,0 +1,284 @@
+// The inspector's JSON API under /api, built on the engine's public API (the same calls the MCP tools make).
+//
+//   GET  /api/meta                                  read-only flag, mode, statuses, the server's clock
+//   GET  /api/workflows                             workflows with run counts by status, and the totals
+//   GET  /api/runs?workflow&status&key&error&after&before&cursor&limit    newest first, a page at a time
+//   GET  /api/runs/:workflow/:key                   the run, what it waits on (with message schemas), queues
+//   GET  /api/runs/:workflow/:key/history           every entry's timing, attempts and status
+//   GET  /api/runs/:workflow/:key/entries/:id       one entry whole, with the state before and after it
+//   GET  /api/runs/:workflow/:key/diagnosis         why a failed run failed (the diagnosis module)
+//   POST /api/runs/:workflow/:key/messages          { queue, body, idempotencyKey? }
+//   POST /api/runs/:workflow/:key/replay            { fromStep?, dryRun? }
+//   POST /api/runs/:workflow/:key/cancel            {}
+//
+// IMPORTANT: the three POST routes write; they are refused (403) in read-only mode.
+
+import type { IncomingMessage } from "node:http";
+import type { Engine } from "../engine/engine.js";
+import type { ListRunsOptions } from "../engine/runs-api.js";
+import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
+import { ApiError, readJson } from "./respond.js";
+import { clip, entryBar, runRow } from "./shapes.js";
+
+/** How a failed run is explained; supplied by the diagnosis module when there is one. */
+export type Diagnose = (engine: Engine, runId: number) => Promise<unknown>;
+
+export interface ApiOptions {
+  readOnly: boolean;
+  maxBodyBytes: number;
+  diagnose?: Diagnose | undefined;
+}
+
+/** Largest value (JSON characters) sent whole in a run view; larger ones come clipped. */
+const RUN_VALUE_MAX = 100_000;
+/** Largest value sent whole in an entry's detail. */
+const ENTRY_VALUE_MAX = 500_000;
+
+type Route = { body: unknown };
+
+function str(value: unknown, what: string, max = 10_000): string {
+  if (typeof value !== "string" || value.length > max)
+    throw new ApiError(400, "INVALID_INPUT", `${what} must be a string of at most ${max} characters.`);
+  return value;
+}
+
+/** A time filter: ISO text or milliseconds since the epoch. */
+function time(value: string | null, what: string): number | undefined {
+  if (value === null || value === "") return undefined;
+  const ms = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms))
+    throw new ApiError(400, "INVALID_INPUT", `${what} must be an ISO time or milliseconds; got "${value}".`);
+  return ms;
+}
+
+function segment(raw: string, what: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ApiError(400, "INVALID_INPUT", `The ${what} in the path is not valid URL encoding.`);
+  }
+}
+
+export class InspectorApi {
+  constructor(
+    private readonly engine: Engine,
+    private readonly options: ApiOptions,
+  ) {}
+
+  /** Answers one /api request (the path without the "/api" prefix, split on "/"). */
+  async handle(req: IncomingMessage, url: URL, parts: string[]): Promise<Route> {
+    const method = req.method ?? "GET";
+    const [head, ...rest] = parts;
+    const get = method === "GET" || method === "HEAD";
+    if (head === "meta" && rest.length === 0 && get) return { body: this.meta() };
+    if (head === "workflows" && rest.length === 0 && get) return { body: await this.workflows() };
+    if (head === "runs" && rest.length === 0 && get) return { body: await this.runs(url) };
+    if (head === "runs" && rest.length >= 2) {
+      const workflow = segment(rest[0]!, "workflow");
+      const key = segment(rest[1]!, "key");
+      const [sub, id, ...extra] = rest.slice(2);
+      if (get && sub === undefined) return { body: await this.run(workflow, key) };
+      if (get && sub === "history" && id === undefined) return { body: await this.history(workflow, key) };
+      if (get && sub === "entries" && id !== undefined && extra.length === 0)
+        return { body: await this.entry(workflow, key, id) };
+      if (get && sub === "diagnosis" && id === undefined)
+        return { body: await this.diagnosis(workflow, key) };
+      if (
+        method === "POST" &&
+        id === undefined &&
+        (sub === "messages" || sub === "replay" || sub === "cancel")
+      ) {
+        if (this.options.readOnly) {
+          throw new ApiError(
+            403,
+            "READ_ONLY",
+            "This server is read-only (--read-only): it shows runs but does not send messages, replay or cancel.",
+          );
+        }
+        const body = await readJson(req, this.options.maxBodyBytes);
+        if (typeof body !== "object" || body === null || Array.isArray(body))
+          throw new ApiError(400, "INVALID_INPUT", "The request body must be a JSON object.");
+        const args = body as Record<string, unknown>;
+        if (sub === "messages") return { body: await this.send(workflow, key, args) };
+        if (sub === "replay") return { body: await this.replay(workflow, key, args) };
+        return { body: await this.cancel(workflow, key) };
+      }
+      if (
+        sub === undefined ||
+        ["history", "entries", "diagnosis", "messages", "replay", "cancel"].includes(sub)
+      )
+        throw methodNotAllowed(method);
+    }
+    throw new ApiError(
+      404,
+      "NOT_FOUND",
+      `No API route ${method} ${url.pathname}. Routes: /api/meta, /api/workflows, /api/runs, /api/runs/{workflow}/{key}[/history|/entries/{id}|/diagnosis|/messages|/replay|/cancel], /api/events.`,
+    );
+  }
+
+  private meta() {
+    return {
+      readOnly: this.options.readOnly,
+      /** True when this process has no workflow code: another process executes the runs. */
+      attached: this.engine.defs.size === 0,
+      diagnosis: this.options.diagnose !== undefined,
+      statuses: RUN_STATUSES,
+      serverNow: this.engine.clock.now(),
+    };
+  }
+
+  private async workflows() {
+    const workflows = await this.engine.listWorkflows();
+    const totals: Record<string, number> = {};
+    for (const w of workflows) {
+      for (const [status, n] of Object.entries(w.runs)) totals[status] = (totals[status] ?? 0) + n;
+    }
+    return {
+      workflows: workflows.map((w) => ({
+        name: w.name,
+        versions: w.versions,
+        latest: w.latest,
+        description: w.description ?? null,
+        queues: w.queues,
+        runs: w.runs,
+      })),
+      totals,
+    };
+  }
+
+  private async runs(url: URL) {
+    const q = url.searchParams;
+    const options: ListRunsOptions = {};
+    const workflow = q.get("workflow");
+    if (workflow) options.workflow = workflow;
+    const statuses = q
+      .getAll("status")
+      .flatMap((s) => s.split(","))
+      .filter(Boolean);
+    if (statuses.length) options.status = statuses as RunStatus[];
+    const key = q.get("key");
+    if (key) options.keyContains = key;
+    const error = q.get("error");
+    if (error) options.errorContains = error;
+    const after = time(q.get("after"), "after");
+    const before = time(q.get("before"), "before");
+    if (after !== undefined) options.createdAfter = after;
+    if (before !== undefined) options.createdBefore = before;
+    const cursor = q.get("cursor");
+    if (cursor) options.cursor = cursor;
+    const limit = Number(q.get("limit") ?? "25");
+    options.limit = Number.isInteger(limit) && limit > 0 ? Math.min(limit, 200) : 25;
+    const page = await this.engine.listRuns(options);
+    return { runs: page.runs.map(runRow), nextCursor: page.nextCursor, serverNow: this.engine.clock.now() };
+  }
+
+  private async runId(workflow: string, key: string): Promise<number> {
+    return (await this.engine.get(workflow, key)).id;
+  }
+
+  /** JSON Schemas of the queues of a workflow version, as the process that runs it published them. */
+  private async queueSchemas(workflow: string, version: number): Promise<Record<string, unknown>> {
+    const id = `${workflow}@${version}`;
+    const meta = (await this.engine.published()).get(id) ?? (await this.engine.published(true)).get(id);
+    return meta?.queues ?? {};
+  }
+
+  private async run(workflow: string, key: string) {
+    const info = await this.engine.info(await this.runId(workflow, key));
+    const schemas = await this.queueSchemas(info.workflow, info.version);
+    const now = this.engine.clock.now();
+    const terminal = TERMINAL_STATUSES.includes(info.status);
+    const writable = !this.options.readOnly;
+    return {
+      run: {
+        ...runRow(info),
+        error: info.error,
+        input: clip(info.input, RUN_VALUE_MAX),
+        state: clip(info.state, RUN_VALUE_MAX),
+        output: clip(info.output, RUN_VALUE_MAX),
+        wakeAt: info.wakeAt,
+        executing: info.owner !== null && (info.leaseUntil ?? 0) > now,
+      },
+      waiting: (info.waiting ?? []).map((w) => ({
+        ...w,
+        ...(w.queue && schemas[w.queue] !== undefined ? { messageSchema: schemas[w.queue] } : {}),
+      })),
+      queues: Object.entries(schemas).map(([name, schema]) => ({ name, schema })),
+      can: {
+        send: writable && !terminal,
+        cancel: writable && !terminal,
+        replay: writable,
+      },
+      serverNow: now,
+    };
+  }
+
+  private async history(workflow: string, key: string) {
+    const id = await this.runId(workflow, key);
+    const entries = await this.engine.history(id, { limit: 10_000 });
+    return { entries: entries.map(entryBar), serverNow: this.engine.clock.now() };
+  }
+
+  private async entry(workflow: string, key: string, ref: string) {
+    const id = await this.runId(workflow, key);
+    if (!/^\d+$/.test(ref)) throw new ApiError(400, "INVALID_INPUT", `Entry ids are numbers; got "${ref}".`);
+    const e = await this.engine.entry(id, Number(ref));
+    return {
+      entry: {
+        ...e,
+        input: clip(e.input, ENTRY_VALUE_MAX),
+        output: clip(e.output, ENTRY_VALUE_MAX),
+        stateBefore: clip(e.stateBefore, ENTRY_VALUE_MAX),
+        stateAfter: clip(e.stateAfter, ENTRY_VALUE_MAX),
+        stateChange: clip(e.stateChange, ENTRY_VALUE_MAX),
+        detail: clip(e.detail, ENTRY_VALUE_MAX),
+      },
+    };
+  }
+
+  private async diagnosis(workflow: string, key: string) {
+    const id = await this.runId(workflow, key);
+    const diagnose = this.options.diagnose;
+    if (!diagnose) {
+      throw new ApiError(
+        404,
+        "DIAGNOSIS_UNAVAILABLE",
+        "This build has no diagnosis module yet (src/diagnosis), so there is no diagnosis to show. Read the failed step's error and attempts in the timeline.",
+      );
+    }
+    return { diagnosis: await diagnose(this.engine, id) };
+  }
+
+  private async send(workflow: string, key: string, args: Record<string, unknown>) {
+    const id = await this.runId(workflow, key);
+    const queue = str(args.queue, "queue", 200);
+    if (!("body" in args)) throw new ApiError(400, "INVALID_INPUT", "Give the message as body.");
+    const idem =
+      args.idempotencyKey === undefined ? undefined : str(args.idempotencyKey, "idempotencyKey", 256);
+    const sent = await this.engine.send(id, queue, args.body, idem ? { idempotencyKey: idem } : {});
+    return { ...sent, queue };
+  }
+
+  private async replay(workflow: string, key: string, args: Record<string, unknown>) {
+    const id = await this.runId(workflow, key);
+    const from = args.fromStep;
+    if (from !== undefined && from !== null && typeof from !== "string" && !Number.isInteger(from))
+      throw new ApiError(400, "INVALID_INPUT", "fromStep is an entry path or id.");
+    const result = await this.engine.replay(id, {
+      ...(from !== undefined && from !== null ? { fromStep: from as string | number } : {}),
+      dryRun: args.dryRun === true,
+      requestedBy: "inspector",
+    });
+    if ("requested" in result) return { requested: true, message: result.message };
+    return { ...result, restoreState: clip(result.restoreState, RUN_VALUE_MAX) };
+  }
+
+  private async cancel(workflow: string, key: string) {
+    const result = await this.engine.cancel(await this.runId(workflow, key));
+    return { status: result };
+  }
+}
+
+function methodNotAllowed(method: string): ApiError {
+  return new ApiError(405, "METHOD_NOT_ALLOWED", `Method ${method} is not allowed on this route.`);
+}

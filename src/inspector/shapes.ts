@@ -1,0 +1,92 @@
+// What the inspector's API answers: runs, entries and values cut to a size a browser draws quickly.
+
+import type { Attempt, ErrorInfo } from "../engine/history.js";
+import type { HistoryEntry, RunInfo, WaitInfo } from "../engine/views.js";
+
+/** A value too large to send whole: its size and the start of its JSON. */
+export interface Clipped {
+  $clipped: true;
+  bytes: number;
+  preview: string;
+}
+
+/** The value itself, or a Clipped marker when its JSON is longer than `max` characters. */
+export function clip(value: unknown, max: number): unknown {
+  if (value === undefined) return null;
+  const text = JSON.stringify(value) ?? "null";
+  if (text.length <= max) return value;
+  return { $clipped: true, bytes: Buffer.byteLength(text), preview: text.slice(0, 2000) } satisfies Clipped;
+}
+
+/** One row of the runs list. */
+export interface RunRow {
+  id: number;
+  workflow: string;
+  key: string;
+  status: string;
+  version: number;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+  error: { name: string; message: string } | null;
+  waiting: WaitInfo[] | null;
+}
+
+export function runRow(r: RunInfo): RunRow {
+  return {
+    id: r.id,
+    workflow: r.workflow,
+    key: r.key,
+    status: r.status,
+    version: r.version,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+    finishedAt: r.finishedAt,
+    error: briefError(r.error),
+    waiting: r.waiting,
+  };
+}
+
+function briefError(e: ErrorInfo | null | undefined): { name: string; message: string } | null {
+  if (!e) return null;
+  return { name: e.name, message: e.message.length > 500 ? `${e.message.slice(0, 500)}…` : e.message };
+}
+
+/** An entry as the timeline needs it: timing, attempts and status, no values. */
+export interface EntryBar {
+  id: number;
+  path: string;
+  scope: string;
+  name: string;
+  kind: string;
+  status: string;
+  startedAt: number | null;
+  endedAt: number | null;
+  attempts: Array<Omit<Attempt, "error"> & { error?: { name: string; message: string } }>;
+  error: { name: string; message: string } | null;
+  /** Small kind-specific facts (a sleep's until, a queue wait's queue, a race's winner). */
+  detail: Record<string, unknown>;
+}
+
+export function entryBar(e: HistoryEntry): EntryBar {
+  const detail: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e.detail ?? {})) {
+    if ((JSON.stringify(v) ?? "").length <= 300) detail[k] = v;
+  }
+  return {
+    id: e.id,
+    path: e.path,
+    scope: e.scope,
+    name: e.name,
+    kind: e.kind,
+    status: e.status,
+    startedAt: e.startedAt,
+    endedAt: e.endedAt,
+    attempts: (e.attempts ?? []).map(({ error, ...a }) => {
+      const brief = briefError(error);
+      return brief ? { ...a, error: brief } : a;
+    }),
+    error: briefError(e.error),
+    detail,
+  };
+}
