@@ -91,23 +91,7 @@ export const sendMessage = defineTool({
     const engine = ctx.engine;
     const row = await ctx.run(args.workflow, args.key);
     const label = `${row.workflow}/${row.key}`;
-    let body = args.body;
-    if (!engine.definitionOf(row) && !["completed", "failed", "cancelled"].includes(row.status)) {
-      // Without the workflow's code, validate with the schema its owner published (the engine's send
-      // stores the body unchecked in this case).
-      const schema = await engine.queueSchema(row, args.queue);
-      const parsed = schema.safeParse(body);
-      if (!parsed.success) {
-        const problems = parsed.error.issues.map(
-          (i) => `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`,
-        );
-        throw new ToolError(
-          "INVALID_MESSAGE",
-          `The message for queue "${args.queue}" of run "${label}" does not match the queue's schema: ${problems.join("; ")}. Fix the body and send it again; nothing was stored.`,
-        );
-      }
-      body = parsed.data;
-    }
+    const body = args.body;
     const wasWaiting = row.status === "waiting" && (row.waitQueues ?? "").includes(`|${args.queue}|`);
     let res: { messageId: number; duplicate: boolean };
     try {
