@@ -1,0 +1,75 @@
+// diagnose(engine, run): the category a run's trouble falls in, the entry to blame, the facts, runs failing
+// the same way, and the exact next tool calls. Reads only; never imports the MCP layer.
+
+import type { Engine } from "../engine/engine.js";
+import { type Finding, gatherFacts, type RunFacts } from "./facts.js";
+import { diagnoseFailed } from "./failure.js";
+import { diagnoseCancelled, diagnoseRetrying, diagnoseSleeping, diagnoseStalled, healthy } from "./live.js";
+import { type FailureKey, listFailures, normaliseMessage, signatureOf } from "./signatures.js";
+import type { DiagnoseOptions, Diagnosis, Similar } from "./types.js";
+import { diagnoseWaiting } from "./waiting.js";
+
+async function classify(facts: RunFacts): Promise<Finding> {
+  switch (facts.info.status) {
+    case "failed":
+      return diagnoseFailed(facts);
+    case "cancelled":
+      return diagnoseCancelled(facts);
+    case "completed":
+      return healthy(facts);
+  }
+  const stalled = await diagnoseStalled(facts);
+  if (stalled) return stalled;
+  switch (facts.info.status) {
+    case "retrying":
+      return diagnoseRetrying(facts);
+    case "waiting":
+      return diagnoseWaiting(facts);
+    case "sleeping":
+      return diagnoseSleeping(facts);
+    default:
+      return healthy(facts);
+  }
+}
+
+/** Runs of the same workflow failing with the same signature within the window. */
+async function similarTo(facts: RunFacts, key: FailureKey): Promise<Similar> {
+  const signature = signatureOf(key);
+  const list = await listFailures(facts.engine, {
+    since: facts.now - facts.options.similarWindowMs,
+    workflow: facts.info.workflow,
+    limit: 1000,
+  });
+  const group = list.failures.find((g) => g.signature === signature);
+  if (!group || group.count < 2)
+    return { signature, pattern: normaliseMessage(key.message), count: 1, keys: [] };
+  return {
+    signature,
+    pattern: group.pattern,
+    count: group.count,
+    firstSeen: group.firstSeen,
+    lastSeen: group.lastSeen,
+    keys: group.keys.filter((k) => k !== facts.info.key).slice(0, 4),
+  };
+}
+
+/** Diagnoses one run, by id or by workflow and key. Throws RunNotFoundError for an unknown run. */
+export async function diagnose(
+  engine: Engine,
+  run: number | { workflow: string; key: string },
+  options: DiagnoseOptions = {},
+): Promise<Diagnosis> {
+  const runId = typeof run === "number" ? run : (await engine.requireRun(run.workflow, run.key)).id;
+  const facts = await gatherFacts(engine, runId, options);
+  const finding = await classify(facts);
+  const { info } = facts;
+  return {
+    run: { workflow: info.workflow, key: info.key, status: info.status, version: info.version },
+    category: finding.category,
+    culprit: finding.culprit,
+    summary: finding.summary,
+    evidence: finding.evidence,
+    similar: finding.failure ? await similarTo(facts, finding.failure) : null,
+    nextActions: finding.nextActions,
+  };
+}

@@ -1,0 +1,64 @@
+// Wording shared by every rule: times, spans, values cut short, error lines.
+
+import type { ErrorInfo } from "../engine/history.js";
+
+/** ISO time, or "an invalid time" for values a Date cannot hold. */
+export function iso(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) return "never";
+  const d = new Date(ms);
+  return Number.isNaN(d.getTime()) ? `an invalid time (${ms})` : d.toISOString();
+}
+
+/** A span of time as people say it: "250 ms", "4.2 s", "256 s", "12 min", "3 h 5 min", "2 d 4 h", "31,000 years". */
+export function span(ms: number): string {
+  const a = Math.abs(ms);
+  if (a < 1000) return `${Math.round(a)} ms`;
+  if (a < 600_000) return `${(a / 1000).toFixed(a < 10_000 ? 1 : 0)} s`;
+  if (a < 3_600_000) return `${Math.round(a / 60_000)} min`;
+  if (a < 86_400_000) {
+    const h = Math.floor(a / 3_600_000);
+    const m = Math.round((a % 3_600_000) / 60_000);
+    return m ? `${h} h ${m} min` : `${h} h`;
+  }
+  const days = a / 86_400_000;
+  if (days < 365) {
+    const d = Math.floor(days);
+    const h = Math.round((a % 86_400_000) / 3_600_000);
+    return h ? `${d} d ${h} h` : `${d} d`;
+  }
+  return `${Math.round(days / 365.25).toLocaleString("en-US")} years`;
+}
+
+/** A JSON value on one line, cut to `max` characters. */
+export function brief(value: unknown, max = 120): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? "undefined";
+  } catch {
+    json = String(value);
+  }
+  return json.length > max ? `${json.slice(0, max)}…` : json;
+}
+
+/** A string cut to `max` characters. */
+export function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** "Name: message", cut to `max` characters. */
+export function errorLine(error: Pick<ErrorInfo, "name" | "message"> | null | undefined, max = 200): string {
+  if (!error) return "no error recorded";
+  return cut(`${error.name}: ${error.message}`, max);
+}
+
+/** The original error of a failed step (StepFailedError keeps it as details.cause), else the error itself. */
+export function causeOf(error: ErrorInfo | null | undefined): ErrorInfo | null {
+  if (!error) return null;
+  const cause = error.details?.cause as ErrorInfo | undefined;
+  return cause && typeof cause === "object" && typeof cause.message === "string" ? cause : error;
+}
+
+/** "1 attempt", "4 attempts". */
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}

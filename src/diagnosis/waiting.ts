@@ -1,0 +1,190 @@
+// Runs waiting on a queue: messages refused by the schema, a wait with no message for a long time (and the
+// near-misses that explain it), or a healthy wait.
+
+import type { WaitInfo } from "../engine/views.js";
+import type { RejectionRow } from "../storage/store.js";
+import { call, person, sendActions } from "./actions.js";
+import { culpritOf, entryAt, type Finding, type RunFacts } from "./facts.js";
+import { brief, cut, iso, plural, span } from "./format.js";
+import { findNearMisses, type NearMiss } from "./near-misses.js";
+import { repairBody } from "./repair.js";
+import type { Evidence, NextAction } from "./types.js";
+
+interface QueueWait {
+  wait: WaitInfo & { queue: string };
+  since: number;
+  facts: RunFacts;
+}
+
+/** The refusal without the parts every refusal repeats. */
+function refusal(error: string): string {
+  return error
+    .replace(/^The message for queue "[^"]*" of run "[^"]*" does not match the queue's schema: /, "")
+    .replace(/\. Fix the body and send it again; nothing was stored\.$/, "");
+}
+
+function waitFact(w: QueueWait): Evidence {
+  const e = entryAt(w.facts, w.wait.entry);
+  const age = w.facts.now - w.since;
+  const timeout = w.wait.until === null ? "no timeout" : `gives up at ${iso(w.wait.until)}`;
+  return {
+    kind: "wait",
+    fact: `"${w.wait.entry}" waits on queue "${w.wait.queue}" since ${iso(w.since)} (${span(age)}), ${timeout}`,
+    ...(e ? { entry: e.id } : {}),
+  };
+}
+
+/** The diagnosis of a run waiting on one or more queues. */
+export async function diagnoseWaiting(facts: RunFacts): Promise<Finding> {
+  const { engine, info } = facts;
+  const waits: QueueWait[] = (info.waiting ?? [])
+    .filter((w): w is WaitInfo & { queue: string } => w.kind === "queue" && typeof w.queue === "string")
+    .map((wait) => ({ wait, since: entryAt(facts, wait.entry)?.startedAt ?? info.updatedAt, facts }));
+  const rejections = await engine.store.listRejections(info.id, 50);
+  for (const w of waits) {
+    const refused = rejections.filter((r) => r.queue === w.wait.queue && r.at >= w.since);
+    if (refused.length) return rejected(w, refused);
+  }
+  for (const w of waits) {
+    const misses = await findNearMisses(facts, w.wait.queue, info.createdAt, rejections);
+    if (misses.length || facts.now - w.since >= facts.options.stuckAfterMs) return stuck(w, misses);
+  }
+  return healthyWait(facts, waits);
+}
+
+async function rejected(w: QueueWait, refused: RejectionRow[]): Promise<Finding> {
+  const { facts, wait } = w;
+  const { engine, info, address } = facts;
+  const evidence: Evidence[] = [waitFact(w)];
+  for (const r of refused.slice(0, 3)) {
+    evidence.push({
+      kind: "rejected",
+      fact: `refused at ${iso(r.at)}: ${cut(refusal(r.error), 200)}; body ${cut(r.body, 120)}`,
+      ref: `rejection #${r.id}`,
+    });
+  }
+  const latest = refused[0]!;
+  const schema = await engine.queueSchema(await engine.runRow(info.id), wait.queue).catch(() => null);
+  let body: unknown;
+  try {
+    body = JSON.parse(latest.body);
+  } catch {
+    body = undefined;
+  }
+  const repaired = schema && body !== undefined ? repairBody(schema, body) : null;
+  const nextActions: NextAction[] = [];
+  if (repaired) {
+    evidence.push({
+      kind: "repair",
+      fact: `with ${repaired.changes.join(", ")} the body matches the schema`,
+      ref: `rejection #${latest.id}`,
+    });
+    nextActions.push(
+      ...sendActions(
+        address,
+        wait.queue,
+        repaired.body,
+        `rejection-${latest.id}`,
+        `resend the refused message with ${repaired.changes.join(", ")}; confirm the corrected body with the user first`,
+        info.status,
+      ),
+    );
+  } else {
+    nextActions.push(
+      person(
+        `Decide the message for queue "${wait.queue}" with a body that matches its schema (the refused one did not).`,
+      ),
+      call("get_run", address, `shows the JSON Schema messages on "${wait.queue}" must match`),
+    );
+  }
+  nextActions.push(person(`Fix the sender so its messages to "${wait.queue}" match the queue's schema.`));
+  return {
+    category: "rejected-messages",
+    culprit: culpritOf(entryAt(facts, wait.entry)!),
+    summary: `The run waits on queue "${wait.queue}" at "${wait.entry}", but ${plural(refused.length, "message")} sent to it ${refused.length === 1 ? "was" : "were"} refused by the queue's schema, so nothing arrived. ${repaired ? `Resend it corrected (${repaired.changes.join(", ")}) and` : "Send a valid message and"} fix the sender.`,
+    evidence,
+    nextActions,
+    failure: null,
+  };
+}
+
+function missFact(m: NearMiss): Evidence {
+  return { kind: "near-miss", fact: `${m.why} at ${iso(m.at)}: body ${brief(m.body, 100)}`, ref: m.ref };
+}
+
+function stuck(w: QueueWait, misses: NearMiss[]): Finding {
+  const { facts, wait } = w;
+  const { info, address } = facts;
+  const age = span(facts.now - w.since);
+  const evidence: Evidence[] = [
+    waitFact(w),
+    { kind: "no-message", fact: `no message has arrived on "${wait.queue}"` },
+  ];
+  evidence.push(...misses.map(missFact));
+  const nextActions: NextAction[] = [];
+  const fit = misses.find((m) => m.fits);
+  if (fit) {
+    nextActions.push(
+      ...sendActions(
+        address,
+        wait.queue,
+        fit.body,
+        fit.source,
+        `the message that went astray (${fit.ref}), sent where the run waits`,
+        info.status,
+      ),
+    );
+  }
+  const first = misses[0];
+  if (first) {
+    nextActions.push(
+      person(
+        first.kind === "other-run"
+          ? `Fix the sender: it addresses run "${first.key}" instead of "${info.key}" (keys are case-sensitive).`
+          : `Fix the sender: it sends to queue "${first.queue}" instead of "${wait.queue}".`,
+      ),
+    );
+  }
+  if (!fit) {
+    nextActions.unshift(
+      person(
+        `Find out why nobody sent the message for queue "${wait.queue}", or send it yourself with a body that matches its schema.`,
+      ),
+      call("get_run", address, `shows the JSON Schema of queue "${wait.queue}"`),
+    );
+  }
+  const timeout = wait.until === null ? "" : ` (it gives up at ${iso(wait.until)})`;
+  return {
+    category: "stuck-waiting",
+    culprit: culpritOf(entryAt(facts, wait.entry)!),
+    summary: first
+      ? `The run has waited ${age} on queue "${wait.queue}" at "${wait.entry}", but the message meant for it went astray: ${first.why}. ${fit ? `Send it to queue "${wait.queue}" of this run (the call below) and fix the sender.` : "Fix the sender and send it again."}`
+      : `The run has waited ${age} on queue "${wait.queue}" at "${wait.entry}" and no message has arrived${timeout}. Whoever should answer has not: check the sender, or send the message with send_message.`,
+    evidence,
+    nextActions,
+    failure: null,
+  };
+}
+
+function healthyWait(facts: RunFacts, waits: QueueWait[]): Finding {
+  const w = waits[0];
+  if (!w) {
+    return {
+      category: "healthy",
+      culprit: null,
+      summary: `The run is waiting but records no queue wait. Read it with get_run.`,
+      evidence: [],
+      nextActions: [call("get_run", facts.address, "see what it waits on")],
+      failure: null,
+    };
+  }
+  const entry = entryAt(facts, w.wait.entry);
+  return {
+    category: "healthy",
+    culprit: entry ? culpritOf(entry) : null,
+    summary: `The run is waiting on queue "${w.wait.queue}" at "${w.wait.entry}" since ${iso(w.since)}${w.wait.until === null ? "" : ` and gives up at ${iso(w.wait.until)}`}; nothing is wrong. Send the message it waits for when it is decided (get_run shows its schema).`,
+    evidence: waits.map(waitFact),
+    nextActions: [call("get_run", facts.address, `shows the JSON Schema of queue "${w.wait.queue}"`)],
+    failure: null,
+  };
+}
