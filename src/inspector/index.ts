@@ -7,6 +7,7 @@
 //   /?token=<token>      when a token is set: remembers it in a cookie for this browser session
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { diagnose } from "../diagnosis/index.js";
 import type { Engine } from "../engine/engine.js";
 import type { HttpMount } from "../mcp/http.js";
 import { type Diagnose, InspectorApi } from "./api.js";
@@ -20,7 +21,7 @@ export type { Diagnose } from "./api.js";
 export interface InspectorOptions {
   /** Show runs only: the page hides its actions and the API refuses them. */
   readOnly?: boolean;
-  /** Explains a failed run for the diagnosis panel; without it /diagnosis answers 404. */
+  /** Explains a run for the diagnosis panel (default: the diagnosis module, as diagnose_run uses it). */
   diagnose?: Diagnose;
   /** Largest JSON body of an action in bytes (default: the HTTP server's limit, at most 256 KiB). */
   maxBodyBytes?: number;
@@ -37,7 +38,7 @@ export function createInspector(engine: Engine, options: InspectorOptions = {}):
       api = new InspectorApi(engine, {
         readOnly: options.readOnly ?? false,
         maxBodyBytes: max,
-        diagnose: options.diagnose,
+        diagnose: options.diagnose ?? diagnose,
       });
       apis.set(max, api);
     }

@@ -55,7 +55,7 @@ export function showRun(main, workflow, key, params, ctx) {
     "aria-label": "What the run waits on",
   });
   const timeline = h("div", { class: "timeline" });
-  const entryBox = h("section", { class: "panel entry", "aria-label": "Entry", "aria-live": "polite" });
+  const entryBox = h("section", { class: "panel entry", "aria-label": "Entry" });
   const values = h("section", { class: "panel values", "aria-label": "Input, state and output" });
   fill(
     main,
@@ -162,7 +162,18 @@ export function showRun(main, workflow, key, params, ctx) {
     fill(diagnosis, h("h2", { text: "Diagnosis" }), h("p", { class: "muted", text: "Diagnosing…" }));
     try {
       const res = await api(`${base}/diagnosis`);
-      fill(diagnosis, h("h2", { text: "Diagnosis" }), renderDiagnosis(res.diagnosis));
+      fill(
+        diagnosis,
+        h("h2", { text: "Diagnosis" }),
+        renderDiagnosis(res.diagnosis, {
+          select: (ref) => {
+            const e = entries.find((x) => x.id === ref || x.path === ref);
+            if (e) select(e.id);
+          },
+          replay: (fromStep) => replay(fromStep),
+          canReplay: data.can.replay,
+        }),
+      );
     } catch (err) {
       fill(diagnosis, h("h2", { text: "Diagnosis" }), h("p", { class: "muted", text: err.message }));
     }
@@ -282,10 +293,10 @@ export function showRun(main, workflow, key, params, ctx) {
     const q = new URLSearchParams({ entry: String(id) });
     history.replaceState(null, "", `#/run/${encodeURIComponent(workflow)}/${encodeURIComponent(key)}?${q}`);
     drawTimeline();
-    loadEntry(true).catch(ctx.fail);
+    loadEntry().catch(ctx.fail);
   }
 
-  async function loadEntry(focus = false) {
+  async function loadEntry() {
     const bar = entries.find((e) => e.id === selectedId);
     if (!bar) {
       detail = null;
@@ -303,7 +314,6 @@ export function showRun(main, workflow, key, params, ctx) {
       detailSig = sig;
     }
     renderEntry(detail);
-    if (focus) entryBox.querySelector("h2")?.focus();
   }
 
   function renderEntry(e) {
@@ -527,39 +537,91 @@ function planView(plan) {
   );
 }
 
-/** A diagnosis as the diagnosis module gives it: its summary lines first, then everything else. */
-function renderDiagnosis(d) {
+/**
+ * A diagnosis (see src/diagnosis/types.ts): category, summary, the culprit entry, evidence, similar failures
+ * and next actions. Entries are links into the timeline; a replay_run dry run becomes the Replay button.
+ */
+function renderDiagnosis(d, act) {
   if (!d || typeof d !== "object") return h("p", { text: String(d) });
-  const text = (v) =>
-    typeof v === "string"
-      ? v
-      : v && typeof v === "object"
-        ? (v.path ?? v.summary ?? v.message ?? JSON.stringify(v))
-        : String(v);
-  const lines = [];
-  for (const k of ["summary", "headline", "category", "culprit", "cause", "explanation"]) {
-    if (d[k] !== undefined && d[k] !== null)
-      lines.push(h("p", {}, h("strong", { text: `${k}: ` }), text(d[k])));
-  }
-  for (const k of ["evidence", "nextActions", "next", "suggestions"]) {
-    if (Array.isArray(d[k]) && d[k].length)
-      lines.push(
-        h(
-          "div",
-          {},
-          h("strong", { text: k }),
-          h(
-            "ul",
-            {},
-            d[k].slice(0, 10).map((v) => h("li", { text: text(v) })),
-          ),
-        ),
-      );
-  }
+  const entryButton = (ref, label) =>
+    h("button", { type: "button", class: "link", text: label, onclick: () => act.select(ref) });
+  const evidence = Array.isArray(d.evidence) ? d.evidence : [];
+  const actions = (Array.isArray(d.nextActions) ? d.nextActions : []).filter(
+    (a) =>
+      !(
+        a.kind === "call" &&
+        (a.tool === "wait_for_run" || (a.tool === "replay_run" && a.args?.dryRun !== true))
+      ),
+  );
   return h(
     "div",
-    {},
-    lines,
-    h("details", {}, h("summary", { text: "Whole diagnosis" }), jsonBlock(d, "Diagnosis")),
+    { class: "diag" },
+    h(
+      "p",
+      { class: "diag-head" },
+      d.category ? h("span", { class: "pill", text: d.category }) : null,
+      d.culprit ? [" at ", entryButton(d.culprit.id, d.culprit.path)] : null,
+    ),
+    d.summary ? h("p", { class: "diag-summary", text: d.summary }) : null,
+    evidence.length
+      ? h(
+          "ul",
+          { class: "evidence" },
+          evidence
+            .slice(0, 8)
+            .map((e) =>
+              h(
+                "li",
+                {},
+                h("span", { class: "muted", text: `${e.kind}: ` }),
+                e.fact,
+                e.entry !== undefined
+                  ? [" ", entryButton(e.entry, `#${e.entry}${e.attempt ? ` attempt ${e.attempt}` : ""}`)]
+                  : null,
+              ),
+            ),
+        )
+      : null,
+    d.similar && d.similar.count > 1
+      ? h("p", {
+          class: "muted",
+          text: `${d.similar.count} runs failed this way since ${d.similar.firstSeen}${d.similar.keys?.length ? ` (e.g. ${d.similar.keys.join(", ")})` : ""}.`,
+        })
+      : null,
+    actions.length
+      ? h(
+          "div",
+          {},
+          h("h3", { text: "Next" }),
+          h(
+            "ol",
+            { class: "next-actions" },
+            actions.map((a) => {
+              if (a.kind === "person") return h("li", { text: a.change });
+              if (a.tool === "replay_run")
+                return h(
+                  "li",
+                  {},
+                  h("button", {
+                    type: "button",
+                    text: "Preview the replay…",
+                    disabled: !act.canReplay,
+                    onclick: () => act.replay(a.args.fromStep ?? null),
+                  }),
+                  ` ${a.why}`,
+                );
+              if (a.tool === "get_step" && a.args?.step !== undefined)
+                return h("li", {}, entryButton(a.args.step, `Show ${a.args.step}`), ` ${a.why}`);
+              return h("li", {}, h("code", { text: `${a.tool} ${JSON.stringify(a.args)}` }), ` ${a.why}`);
+            }),
+          ),
+        )
+      : null,
+    h(
+      "details",
+      {},
+      h("summary", { text: "Whole diagnosis (as diagnose_run answers)" }),
+      jsonBlock(d, "Diagnosis"),
+    ),
   );
 }

@@ -160,21 +160,21 @@ export function makeScale(t0, t1, intervals) {
   return { at, pieces, t0, t1, openTime: open };
 }
 
-/** Tick marks: elapsed time at round steps inside unfolded pieces, and each fold's length. */
+/** Tick marks: each fold's length, then elapsed time at round steps inside unfolded pieces. */
 function ticks(scale) {
   const out = [];
+  for (const p of scale.pieces) {
+    if (p.fold) out.push({ x: p.x + p.w / 2, label: duration(p.b - p.a), fold: true, w: p.w, left: p.x });
+  }
   const target = Math.max(scale.openTime, 1) / 6;
   const pow = 10 ** Math.floor(Math.log10(target));
   const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= target) ?? target;
   for (const p of scale.pieces) {
-    if (p.fold) {
-      out.push({ x: p.x + p.w / 2, label: `⋯ ${duration(p.b - p.a)} ⋯`, fold: true, w: p.w, left: p.x });
-      continue;
-    }
+    if (p.fold) continue;
     const first = Math.ceil((p.a - scale.t0) / step) * step;
     for (let e = first; scale.t0 + e <= p.b; e += step) {
       const x = scale.at(scale.t0 + e);
-      if (out.some((o) => Math.abs(o.x - x) < 7)) continue;
+      if (out.some((o) => Math.abs(o.x - x) < (o.fold ? 9 : 7))) continue;
       out.push({ x, label: e === 0 ? "0" : `+${duration(e)}` });
     }
   }
@@ -376,8 +376,16 @@ export function renderTimeline(root, opts) {
   if (focusedId) root.querySelector(`.tl-main[data-id="${CSS.escape(focusedId)}"]`)?.focus();
 }
 
-/** Arrow keys move between rows; Home and End jump to the first and last. */
+/** Arrow keys move between rows; Home and End jump to the first and last; → goes to the entry shown. */
 function moveFocus(ev) {
+  if (ev.key === "ArrowRight") {
+    const heading = document.querySelector("section.entry .entry-title");
+    if (heading) {
+      ev.preventDefault();
+      heading.focus();
+    }
+    return;
+  }
   const all = [...ev.currentTarget.closest(".tl-rows").querySelectorAll(".tl-main")];
   const i = all.indexOf(ev.currentTarget);
   const to = { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
@@ -400,5 +408,6 @@ function legend() {
     item("tl-wait-swatch tl-sleep", "sleep"),
     item("tl-wait-swatch tl-queue", "queue wait"),
     item("tl-replay-swatch", "replay"),
+    h("span", { class: "tl-keys", text: "keys: ↑ ↓ move · Enter shows the entry · → goes to it" }),
   );
 }

@@ -1,0 +1,283 @@
+// The inspector in a real browser: Debian's chromium, headless, driven by playwright-core, against the demo
+// as `npm start` runs it (a child process on a temp database, serving on a free port). The steps follow
+// what a person does: find the failed invoice, read why it failed, approve the waiting approval and watch
+// it finish without reloading, replay the failed invoice now that the demo's tax API works again.
+// Screenshots go to test-artifacts/inspector/. No step waits for a time: each waits for the page to show
+// something.
+
+import { type ChildProcess, spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ROOT } from "../mcp/helpers.js";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARTIFACTS = path.join(ROOT, "test-artifacts", "inspector");
+const STEP_MS = 60_000;
+const ROWS = ".runs-list tbody tr";
+
+if (!fs.existsSync(CHROMIUM)) {
+  throw new Error(
+    `The inspector's browser tests need Debian's chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does).`,
+  );
+}
+
+let demo: ChildProcess;
+let demoExited: Promise<number | null>;
+let base = "";
+let context: BrowserContext;
+let page: Page;
+const temp = fs.mkdtempSync(path.join(os.tmpdir(), "waymark-inspector-browser-"));
+
+/** Starts `waymark demo` as npm start does, on a temp database and a free port; resolves the inspector URL. */
+async function startDemo(): Promise<string> {
+  const tsx = path.join(ROOT, "node_modules/.bin/tsx");
+  demo = spawn(tsx, ["src/cli/main.ts", "demo", "--db", path.join(temp, "demo.db"), "--port", "0"], {
+    cwd: ROOT,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  demoExited = new Promise((resolve) => demo.on("exit", (code) => resolve(code)));
+  let out = "";
+  let err = "";
+  demo.stderr!.on("data", (d: Buffer) => (err += d));
+  return new Promise<string>((resolve, reject) => {
+    demo.stdout!.on("data", (d: Buffer) => {
+      out += d;
+      const url = /Run inspector: (http:\/\/\S+)/.exec(out)?.[1];
+      if (url && out.includes("Press Ctrl+C to stop.")) resolve(url);
+    });
+    void demoExited.then((code) =>
+      reject(new Error(`the demo exited (${code}) before serving: ${err}\n${out}`)),
+    );
+  });
+}
+
+async function shot(name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Waits until the runs table shows exactly `n` rows (locators only: the page's CSP forbids eval). */
+async function rowsAre(n: number): Promise<void> {
+  await page
+    .locator(ROWS)
+    .nth(n - 1)
+    .waitFor();
+  await page.locator(ROWS).nth(n).waitFor({ state: "detached" });
+}
+
+/** The run view's status badge text. */
+function runStatus(): Promise<string | null> {
+  return page.locator(".run-status .badge").textContent();
+}
+
+async function waitForRunStatus(status: string): Promise<void> {
+  await page.locator(".run-status .badge", { hasText: status }).waitFor();
+}
+
+beforeAll(async () => {
+  base = await startDemo();
+  context = await chromium.launchPersistentContext(path.join(temp, "profile"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(30_000);
+}, 120_000);
+
+afterAll(async () => {
+  await context?.close();
+  if (demo && demo.exitCode === null) {
+    demo.kill("SIGTERM");
+    await demoExited;
+  }
+  // The demo's agent loop works in a temp directory of its own; its path is the run's input.
+  const db = path.join(temp, "demo.db");
+  if (fs.existsSync(db)) {
+    const { attach } = await import("../../src/index.js");
+    const engine = await attach({ database: db });
+    try {
+      const agent = await engine.get("agentLoop", "greet");
+      const workspace = ((await agent.info()).input as { workspace?: string } | null)?.workspace;
+      if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+    } finally {
+      await engine.close();
+    }
+  }
+  fs.rmSync(temp, { recursive: true, force: true });
+}, 60_000);
+
+describe("the run inspector in chromium, on the demo", () => {
+  test(
+    "lists the demo's runs with counts by status, and finds the failed invoice by status and by error text",
+    async () => {
+      await page.goto(base);
+      await rowsAre(6);
+      expect(await page.locator('.count[data-status="failed"] .count-n').textContent()).toBe("1");
+      expect(await page.locator('.count[data-status="all"] .count-n').textContent()).toBe("6");
+      await page.locator("#live[data-state='live']").waitFor();
+      await shot("runs-list");
+
+      await page.locator('.count[data-status="failed"]').click();
+      await rowsAre(1);
+      expect(await page.locator(ROWS).getAttribute("data-key")).toBe("tax-outage");
+
+      // The same run by error text, typed with the keyboard ("/" jumps to the filters).
+      await page.goto(`${base}#/`);
+      await rowsAre(6);
+      await page.locator("body").press("/");
+      await page.keyboard.press("Tab"); // status
+      await page.keyboard.press("Tab"); // key
+      await page.keyboard.press("Tab"); // error text
+      await page.keyboard.type("503");
+      await page.keyboard.press("Enter");
+      await rowsAre(1);
+      expect(await page.locator(ROWS).getAttribute("data-key")).toBe("tax-outage");
+      expect(page.url()).toContain("error=503");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "the failed invoice shows its failing step on the timeline, every attempt, and the error with its stack",
+    async () => {
+      await page.locator(".runs-list a.run-link", { hasText: "tax-outage" }).click();
+      await waitForRunStatus("failed");
+      const failing = page.locator('.tl-main[data-path="calculate-tax"]');
+      expect(await failing.getAttribute("data-status")).toBe("failed");
+      expect(await page.locator(".tl-main[data-path='calculate-tax'] .tl-attempt.at-failed").count()).toBe(4);
+      expect(await page.locator('.tl-main[data-path="load-subtotal"]').getAttribute("data-status")).toBe(
+        "completed",
+      );
+      // The failed step is chosen at once: its error, stack and attempts are in the entry panel.
+      await page.locator(".entry .entry-title", { hasText: "calculate-tax" }).waitFor();
+      const entry = page.locator("section.entry");
+      expect(await entry.locator(".error-text").first().textContent()).toContain("tax quote failed: 503");
+      expect(await entry.locator("pre.stack").first().textContent()).toContain("at ");
+      expect(await entry.locator("table.attempts tbody tr").count()).toBe(4);
+      expect(await page.locator(".run-error").textContent()).toContain("tax quote failed: 503");
+      // The diagnosis (diagnose_run's) sits on top and points at the same step.
+      const diagnosis = page.locator(".diagnosis .diag");
+      await diagnosis.waitFor();
+      expect(await diagnosis.locator(".diag-head").textContent()).toContain("calculate-tax");
+      await shot("failed-run");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "approving the waiting approval with the form built from its queue's schema completes it, without a reload",
+    async () => {
+      await page.goto(`${base}#/?status=waiting`);
+      await page.locator(".runs-list a.run-link", { hasText: "expense-42" }).click();
+      await waitForRunStatus("waiting");
+      await page.evaluate("window.stayedOnPage = true");
+      const form = page.locator('form.message-form[data-queue="decisions"]');
+      await form.locator('input[name="by"]').fill("inspector-test");
+      expect(await form.locator("button", { hasText: "Approve" }).count()).toBe(1);
+      await shot("approval-waiting");
+
+      await form.locator("button", { hasText: "Approve" }).click();
+      await waitForRunStatus("completed");
+      await page.locator('.tl-main[data-path="approve"][data-status="completed"]').waitFor();
+      expect(await page.locator('.tl-main[data-path="await-decision"]').getAttribute("data-status")).toBe(
+        "completed",
+      );
+      await page.locator(".waiting").waitFor({ state: "hidden" });
+      // Same document all along: the page moved on from the server's events, not from a reload.
+      expect(await page.evaluate("window.stayedOnPage")).toBe(true);
+      await page.locator('.tl-main[data-path="approve"]').click();
+      await page.locator(".entry .entry-title", { hasText: "approve" }).waitFor();
+      expect(await page.locator(".state-diff table.diff").textContent()).toContain("inspector-test");
+      await shot("approval-completed");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "a change made elsewhere shows up live: cancelling the sleeping reminder through the API moves the open page",
+    async () => {
+      await page.goto(`${base}#/run/reminder/renewal`);
+      await waitForRunStatus("sleeping");
+      await page.locator(".waiting h3", { hasText: "Sleeping in" }).waitFor();
+      await page.evaluate("window.stayedOnPage = true");
+      await shot("live-run");
+      const res = await fetch(`${base}api/runs/reminder/renewal/cancel`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: "{}",
+      });
+      expect(res.status).toBe(200);
+      await waitForRunStatus("cancelled");
+      await page.locator('.tl-main[data-path="wait-a-day"][data-status="cancelled"]').waitFor();
+      expect(await page.evaluate("window.stayedOnPage")).toBe(true);
+    },
+    STEP_MS,
+  );
+
+  test(
+    "the failed invoice replays after the demo's fix: the dry run is shown first, then it completes live",
+    async () => {
+      await page.goto(`${base}#/run/invoiceActor/tax-outage`);
+      await waitForRunStatus("failed");
+      await page.locator(".run-head button", { hasText: "Replay" }).click();
+      const dialog = page.locator("dialog[open]");
+      await dialog.waitFor();
+      expect(await dialog.locator("h2").textContent()).toContain("from calculate-tax");
+      expect(await dialog.locator(".discard").textContent()).toContain("calculate-tax");
+      expect(await runStatus()).toBe("failed"); // the dry run changed nothing
+      await shot("replay-preview");
+
+      await dialog.locator("button", { hasText: "Replay now" }).click();
+      await waitForRunStatus("completed");
+      await page.locator('.tl-main[data-path="save-invoice"][data-status="completed"]').waitFor();
+      expect(await page.locator('.tl-main[data-path="calculate-tax"]').getAttribute("data-status")).toBe(
+        "completed",
+      );
+      expect(await page.locator(".tl-mark.tl-replay").count()).toBe(1);
+      expect(await page.locator(".run-error").isHidden()).toBe(true);
+      await shot("replayed-run");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "keyboard only: a run opens with Enter, arrow keys walk the timeline; the dark theme reads as well",
+    async () => {
+      await page.emulateMedia({ colorScheme: "dark" });
+      await page.goto(`${base}#/?workflow=fanOut`);
+      await rowsAre(1);
+      await page.locator(".runs-list a.run-link").focus();
+      await page.keyboard.press("Enter");
+      await waitForRunStatus("completed");
+      await page.locator(".tl-main").first().focus(); // the join
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("Enter");
+      await page.locator(".entry .entry-title", { hasText: "notify[email]/send-email" }).waitFor();
+      await page.keyboard.press("ArrowDown");
+      await page.keyboard.press("Enter");
+      await page.locator(".entry .entry-title", { hasText: "notify[sms]/send-sms" }).waitFor();
+      expect(await page.locator(".entry table.attempts tbody tr").count()).toBe(2);
+      await page.keyboard.press("ArrowRight"); // into the entry panel
+      expect(await page.evaluate('document.activeElement.classList.contains("entry-title")')).toBe(true);
+      const background = await page.evaluate("getComputedStyle(document.body).backgroundColor");
+      expect(background).not.toBe("rgb(246, 247, 249)"); // the light background
+      await shot("dark-fan-out");
+      await page.emulateMedia({ colorScheme: "light" });
+    },
+    STEP_MS,
+  );
+});
