@@ -1,11 +1,12 @@
-// Prompts: diagnose a failed run; review runs waiting for an approval. Arguments complete from the database.
+// Prompts: diagnose a failed run (built on diagnose_run); review runs waiting for an approval. Arguments complete from the database.
 
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { actionLine, diagnose } from "../diagnosis/index.js";
 import type { McpContext } from "./context.js";
-import { brief, errorLine, waitText } from "./format.js";
+import { brief, waitText } from "./format.js";
 import { runUri } from "./uris.js";
 
 async function keysOf(
@@ -40,7 +41,8 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
     "diagnose_failed_run",
     {
       title: "Diagnose a failed run",
-      description: "Find why a run failed, name the culprit entry and the fix, and plan a safe replay.",
+      description:
+        "Diagnose a failed (or stuck) run with diagnose_run: the culprit entry, the evidence, what a person must fix, and the exact tool calls that follow, replays previewed first.",
       argsSchema: {
         workflow: completable(z.string().describe("Workflow of the failed run."), (value) =>
           workflowsWith(ctx, "failed", value),
@@ -52,35 +54,35 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
     },
     async ({ workflow, key }) => {
       const row = await ctx.run(workflow, key);
-      const info = await ctx.engine.info(row.id);
-      const entries = await ctx.engine.history(row.id, { limit: 10_000 });
-      const failed = entries.filter((e) => e.status === "failed").at(-1);
+      const d = await diagnose(ctx.engine, row.id);
       const address = JSON.stringify({ workflow, key });
-      const facts = [
-        `Run ${workflow}/${key} (resource ${runUri(workflow, key)}) is ${info.status}, version ${info.version}, ${entries.length} history entries.`,
-        info.error ? `Its error: ${errorLine(info.error, 600)}` : "It has no recorded error.",
-        failed
-          ? `The latest failed entry is "${failed.path}" (id ${failed.id}, ${failed.attempts?.length ?? 0} attempts).`
-          : "No entry is marked failed.",
-        `Input: ${brief(info.input, 400)}`,
-      ];
+      const evidence = d.evidence.map((e) => `- ${e.kind}: ${e.fact}`).join("\n");
+      const actions = d.nextActions.map((a, i) => `${i + 1}. ${actionLine(a)}`).join("\n");
+      const similar =
+        d.similar && d.similar.count > 1
+          ? `\n${d.similar.count} runs of "${workflow}" failed the same way in the last 7 days (e.g. ${d.similar.keys.join(", ")}); list_failures {"workflow": ${JSON.stringify(workflow)}} shows them with other signatures.`
+          : "";
+      const failed =
+        d.culprit && d.run.status === "failed"
+          ? `\nThe latest failed entry is "${d.culprit.path}" (id ${d.culprit.id}).`
+          : "";
       const steps = [
-        `1. Call get_run ${address} and get_history ${address} to see what the run did and where it stopped.`,
-        `2. Call get_step on the failed entry${failed ? ` (${JSON.stringify({ workflow, key, step: failed.path })})` : ""}: read every attempt's error and stack, and the state before it.`,
-        "3. Name the culprit entry and the category: a bug in the step's code, bad input or state, an external service failing, a timeout, or code drift (HISTORY_DIVERGED: the code no longer matches the history).",
-        `4. Look for similar failures with list_runs {"workflow": ${JSON.stringify(workflow)}, "status": ["failed"], "errorContains": "<a distinctive part of the error>"}.`,
-        "5. Propose the fix (code or data) with the evidence. Do not change anything yet.",
-        `6. Once the fix is deployed, preview a replay with replay_run ${JSON.stringify({ workflow, key, dryRun: true })}, show what it would discard and re-run, and replay for real only when the user agrees.`,
+        `1. Explain the diagnosis to the user in plain words: the category (${d.category}), the culprit${d.culprit ? ` entry "${d.culprit.path}"` : ""}, and the evidence that shows it. For more detail call get_step on the culprit or get_history ${address}; diagnose_run ${address} gives this diagnosis again after anything changes.`,
+        "2. Say what a person must change first (the person steps below), and wait until the user says it is done. Never claim a fix was deployed.",
+        "3. Then make the tool calls below in order. Run replay_run with dryRun: true first, show what it would discard and re-run, and replay for real only when the user agrees.",
+        "4. Finish with wait_for_run and report how the run ended; if it fails again, call diagnose_run once more.",
       ];
-      if (info.status !== "failed") {
+      if (d.category === "healthy") {
         steps.unshift(
-          `Note: this run is ${info.status}, not failed; say so and check whether a step failed and is being retried.`,
+          `Note: this run is ${d.run.status} and nothing is wrong with it; say so, and what it is doing now.`,
         );
       }
       return {
         description: `Diagnose ${workflow}/${key}`,
         messages: [
-          user(`Diagnose why this Waymark run failed.\n\n${facts.join("\n")}\n\nSteps:\n${steps.join("\n")}`),
+          user(
+            `Diagnose this Waymark run and help the user fix it. Resource ${runUri(workflow, key)}.\n\nDiagnosis (diagnose_run ${address}): ${d.category}${d.culprit ? ` at "${d.culprit.path}" (entry #${d.culprit.id})` : ""}, run ${d.run.status}, version ${d.run.version}.${failed}\n${d.summary}\n\nEvidence:\n${evidence || "- none"}${similar}\n\nNext actions:\n${actions || "- none"}\n\nSteps:\n${steps.join("\n")}`,
+          ),
         ],
       };
     },

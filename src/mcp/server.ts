@@ -22,7 +22,7 @@ export type { McpServerOptions } from "./context.js";
 
 const INSTRUCTIONS = `Waymark runs durable workflows; this server shows their whole history and lets you act on runs.
 Runs are addressed by workflow name + key. Typical paths:
-- What failed? list_runs {status:["failed"]} → get_run → get_step on the failed entry → (after a fix) replay_run with dryRun first.
+- What failed, and what now? diagnose_run → its next actions in order (person steps first, replay_run with dryRun first). What fails most? list_failures.
 - Who waits for a decision? list_runs {status:["waiting"]} → get_run (shows the queue's message schema) → send_message with an idempotencyKey → wait_for_run.
 Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
 

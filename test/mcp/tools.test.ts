@@ -27,9 +27,11 @@ describe("tool list", () => {
       [
         "call_action",
         "cancel_run",
+        "diagnose_run",
         "get_history",
         "get_run",
         "get_step",
+        "list_failures",
         "list_runs",
         "list_workflows",
         "send_message",
@@ -59,6 +61,8 @@ describe("tool list", () => {
       "get_run",
       "get_history",
       "get_step",
+      "diagnose_run",
+      "list_failures",
       "wait_for_run",
     ]);
   });

@@ -5,8 +5,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { attach } from "../../src/index.js";
 import type { Attempt } from "../../src/index.js";
+import { attach } from "../../src/index.js";
 import { closeLater, tempDir, until } from "../helpers.js";
 import { sql, tempSchema } from "./pg.js";
 import { readLedger, startWorker, type Worker } from "./processes.js";
@@ -48,7 +48,11 @@ it("three engine processes share 300 runs; one killed with SIGKILL midway; every
   await sendGo(evens);
   await until(
     async () => {
-      const inLast = new Set(readLedger(ledger).filter((l) => l[1] === "last").map((l) => l[2]));
+      const inLast = new Set(
+        readLedger(ledger)
+          .filter((l) => l[1] === "last")
+          .map((l) => l[2]),
+      );
       return inLast.size === RUNS / 2 && (await count("status = 'waiting'")) === RUNS / 2;
     },
     "half the runs to reach the last step and the other half to wait for a message",
@@ -78,7 +82,14 @@ it("three engine processes share 300 runs; one killed with SIGKILL midway; every
   const byRun = new Map<string, typeof entries>();
   for (const e of entries) byRun.set(e.key, [...(byRun.get(e.key) ?? []), e]);
   for (const list of byRun.values()) {
-    expect(list.map((e) => e.name).sort()).toEqual(["after-go", "after-nap", "first", "last", "nap", "wait-go"]);
+    expect(list.map((e) => e.name).sort()).toEqual([
+      "after-go",
+      "after-nap",
+      "first",
+      "last",
+      "nap",
+      "wait-go",
+    ]);
     expect(list.every((e) => e.status === "completed")).toBe(true);
   }
 
@@ -99,7 +110,8 @@ it("three engine processes share 300 runs; one killed with SIGKILL midway; every
   const heldRuns = new Set(held.map((l) => l[2]));
   const survivors = new Set([String(w0.pid), String(w2.pid)]);
   for (let n = 0; n < RUNS; n++) {
-    for (const step of ["first", "after-nap", "after-go"]) expect(runs.get(`${step} ${n}`), `${step} ${n}`).toHaveLength(1);
+    for (const step of ["first", "after-nap", "after-go"])
+      expect(runs.get(`${step} ${n}`), `${step} ${n}`).toHaveLength(1);
     expect(runs.get(`after-go ${n}`)![0]![3]).toBe(`t${n}`);
     const last = runs.get(`last ${n}`)!;
     if (heldRuns.has(String(n))) {
@@ -119,7 +131,8 @@ it("three engine processes share 300 runs; one killed with SIGKILL midway; every
   const pids = new Set(lines.map((l) => l[0]));
   expect(pids).toEqual(new Set([String(w0.pid), String(victim.pid), String(w2.pid)]));
   let moved = 0;
-  for (let n = 0; n < RUNS; n++) if (runs.get(`first ${n}`)![0]![0] !== runs.get(`after-go ${n}`)![0]![0]) moved++;
+  for (let n = 0; n < RUNS; n++)
+    if (runs.get(`first ${n}`)![0]![0] !== runs.get(`after-go ${n}`)![0]![0]) moved++;
   expect(moved).toBeGreaterThan(0);
   const perProcess = [w0, victim, w2].map((w) => lines.filter((l) => l[0] === String(w.pid)).length);
   process.stderr.write(

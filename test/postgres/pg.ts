@@ -15,7 +15,10 @@ export function pgUrl(schema: string, params: Record<string, string> = {}): stri
 }
 
 /** Runs SQL on the test database (outside any Waymark store). */
-export async function sql<R extends pg.QueryResultRow = any>(text: string, values: unknown[] = []): Promise<R[]> {
+export async function sql<R extends pg.QueryResultRow = any>(
+  text: string,
+  values: unknown[] = [],
+): Promise<R[]> {
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
@@ -31,7 +34,9 @@ let swept = false;
 async function sweep(): Promise<void> {
   if (swept) return;
   swept = true;
-  const rows = await sql<{ nspname: string }>("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'wmt\\_%'");
+  const rows = await sql<{ nspname: string }>(
+    "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'wmt\\_%'",
+  );
   for (const { nspname } of rows) {
     const pid = Number(nspname.split("_")[1]);
     let alive = true;

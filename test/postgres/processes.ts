@@ -41,11 +41,7 @@ export async function startWorker(url: string, options: WorkerOptions): Promise<
     await exited;
     clearTimeout(timer);
   });
-  await until(
-    () => out.includes("ready") || proc.exitCode !== null,
-    `worker ${proc.pid} to start`,
-    60_000,
-  );
+  await until(() => out.includes("ready") || proc.exitCode !== null, `worker ${proc.pid} to start`, 60_000);
   if (proc.exitCode !== null) throw new Error(`worker exited with ${proc.exitCode}: ${out}`);
   return { proc, pid: proc.pid!, exited, output: () => out };
 }

@@ -73,14 +73,18 @@ export const approval = workflow({
 });
 
 const all = { job, approval } as Record<string, typeof job | typeof approval>;
-const use = Object.fromEntries(Object.entries(all).filter(([name]) => opts.workflows?.includes(name) ?? true));
+const use = Object.fromEntries(
+  Object.entries(all).filter(([name]) => opts.workflows?.includes(name) ?? true),
+);
 const engine = await setup({ use }).start({
   database: url,
   ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
   ...(opts.machine ? { ownerId: `${opts.machine}:${process.pid}:w` } : {}),
 });
 await Promise.all(
-  (opts.create ?? []).map(([wf, key, input]) => (engine.getOrCreate as (...a: unknown[]) => Promise<unknown>)(wf, key, input)),
+  (opts.create ?? []).map(([wf, key, input]) =>
+    (engine.getOrCreate as (...a: unknown[]) => Promise<unknown>)(wf, key, input),
+  ),
 );
 process.stdout.write("ready\n");
 const stop = () => {

@@ -37,7 +37,11 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
     });
     const rest = await store.claimDue(T0 + 1000, "me", T0 + 6000, 10, null);
     expect(rest.map((r) => r.key).sort()).toEqual(["late", "waiting"]);
-    expect(rest.find((r) => r.key === "waiting")).toMatchObject({ status: "running", waitQueues: null, waiting: null });
+    expect(rest.find((r) => r.key === "waiting")).toMatchObject({
+      status: "running",
+      waitQueues: null,
+      waiting: null,
+    });
     expect(await store.getRun(late.id)).toMatchObject({ owner: "me", status: "running" });
     expect(await store.claimDue(T0 + 1000, "other", T0 + 6000, 10, null)).toEqual([]);
   });
@@ -47,7 +51,17 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
     const run = await createRun(store, "done", { owner: "me" });
     await store.commit(
       batch(T0, {
-        runs: [{ id: run.id, status: "completed", owner: null, leaseUntil: null, wakeAt: null, waiting: "[]", finishedAt: T0 }],
+        runs: [
+          {
+            id: run.id,
+            status: "completed",
+            owner: null,
+            leaseUntil: null,
+            wakeAt: null,
+            waiting: "[]",
+            finishedAt: T0,
+          },
+        ],
         leases: [{ runId: run.id, owner: "me" }],
       }),
     );
@@ -69,7 +83,10 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
     const got = await store.claimDue(T0 + 100, "inv", T0 + 1000, 10, ["invoice"]);
     expect(got.map((r) => r.key)).toEqual(["i1"]);
     expect(await store.claimDue(T0 + 100, "none", T0 + 1000, 10, [])).toEqual([]);
-    expect((await store.claimDue(T0 + 100, "all", T0 + 1000, 10, null)).map((r) => r.key).sort()).toEqual(["a1", "r1"]);
+    expect((await store.claimDue(T0 + 100, "all", T0 + 1000, 10, null)).map((r) => r.key).sort()).toEqual([
+      "a1",
+      "r1",
+    ]);
   });
 
   it("takes over a run whose owner's lease expired, never one still leased, never its own expired lease", async () => {
@@ -81,7 +98,9 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
     expect(taken).toMatchObject({ id: run.id, owner: "b", leaseUntil: T0 + 5000, wakeAt: T0 + 5000 });
     // The old owner's writes are refused from now on.
     await expect(
-      store.commit(batch(T0 + 1001, { entries: [entry(run.id, 1)], leases: [{ runId: run.id, owner: "a" }] })),
+      store.commit(
+        batch(T0 + 1001, { entries: [entry(run.id, 1)], leases: [{ runId: run.id, owner: "a" }] }),
+      ),
     ).rejects.toMatchObject({ code: "LEASE_LOST", runId: run.id, details: { owner: "b" } });
   });
 
@@ -114,7 +133,11 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
     const free = await createRun(store, "free");
     const leased = await createRun(store, "leased", { owner: "a", leaseUntil: T0 + 1000 });
     expect(await store.claimRun(free.id, "me", T0 + 60_000, T0)).toBe(true);
-    expect(await store.getRun(free.id)).toMatchObject({ owner: "me", leaseUntil: T0 + 60_000, wakeAt: T0 + 60_000 });
+    expect(await store.getRun(free.id)).toMatchObject({
+      owner: "me",
+      leaseUntil: T0 + 60_000,
+      wakeAt: T0 + 60_000,
+    });
     expect(await store.claimRun(free.id, "me", T0 + 70_000, T0)).toBe(true);
     expect(await store.claimRun(free.id, "other", T0 + 70_000, T0)).toBe(false);
     expect(await store.claimRun(leased.id, "me", T0 + 60_000, T0 + 999)).toBe(false);

@@ -12,25 +12,88 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     const res = await store.commit(
       batch(T0, {
         creates: [
-          { workflow: "wf", key: "a", version: 2, input: '{"x":1}', initialState: "{}", now: T0, owner: null, leaseUntil: null },
-          { workflow: "wf", key: "b", version: 1, input: null, initialState: '{"n":0}', now: T0, owner: "me", leaseUntil: T0 + 500 },
-          { workflow: "wf", key: "a", version: 2, input: '{"x":2}', initialState: "{}", now: T0, owner: null, leaseUntil: null },
+          {
+            workflow: "wf",
+            key: "a",
+            version: 2,
+            input: '{"x":1}',
+            initialState: "{}",
+            now: T0,
+            owner: null,
+            leaseUntil: null,
+          },
+          {
+            workflow: "wf",
+            key: "b",
+            version: 1,
+            input: null,
+            initialState: '{"n":0}',
+            now: T0,
+            owner: "me",
+            leaseUntil: T0 + 500,
+          },
+          {
+            workflow: "wf",
+            key: "a",
+            version: 2,
+            input: '{"x":2}',
+            initialState: "{}",
+            now: T0,
+            owner: null,
+            leaseUntil: null,
+          },
         ],
       }),
     );
     const [a, b, again] = res.created;
-    expect(a).toMatchObject({ created: true, run: { workflow: "wf", key: "a", version: 2, status: "pending" } });
-    expect(a!.run).toMatchObject({ input: '{"x":1}', state: "{}", initialState: "{}", wakeAt: T0, owner: null });
-    expect(a!.run).toMatchObject({ leaseUntil: null, createdAt: T0, updatedAt: T0, finishedAt: null, output: null });
-    expect(b).toMatchObject({ created: true, run: { status: "running", owner: "me", leaseUntil: T0 + 500, wakeAt: T0 + 500 } });
+    expect(a).toMatchObject({
+      created: true,
+      run: { workflow: "wf", key: "a", version: 2, status: "pending" },
+    });
+    expect(a!.run).toMatchObject({
+      input: '{"x":1}',
+      state: "{}",
+      initialState: "{}",
+      wakeAt: T0,
+      owner: null,
+    });
+    expect(a!.run).toMatchObject({
+      leaseUntil: null,
+      createdAt: T0,
+      updatedAt: T0,
+      finishedAt: null,
+      output: null,
+    });
+    expect(b).toMatchObject({
+      created: true,
+      run: { status: "running", owner: "me", leaseUntil: T0 + 500, wakeAt: T0 + 500 },
+    });
     expect(again).toEqual({ created: false, run: a!.run });
     expect(b!.run.id).toBeGreaterThan(a!.run.id);
 
     const later = await store.commit(
       batch(T0 + 1, {
         creates: [
-          { workflow: "wf", key: "b", version: 9, input: null, initialState: "{}", now: T0 + 1, owner: null, leaseUntil: null },
-          { workflow: "other", key: "a", version: 1, input: null, initialState: "{}", now: T0 + 1, owner: null, leaseUntil: null },
+          {
+            workflow: "wf",
+            key: "b",
+            version: 9,
+            input: null,
+            initialState: "{}",
+            now: T0 + 1,
+            owner: null,
+            leaseUntil: null,
+          },
+          {
+            workflow: "other",
+            key: "a",
+            version: 1,
+            input: null,
+            initialState: "{}",
+            now: T0 + 1,
+            owner: null,
+            leaseUntil: null,
+          },
         ],
       }),
     );
@@ -47,7 +110,7 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     const store = await (await backend.fresh()).open();
     const texts = [
       '{ "spaced" : [1, 2.50, 1e3] }',
-      JSON.stringify({ s: "é ü 漢字 🚀 \u2028 \\u0000 \"quoted\" \n tab\t" }),
+      JSON.stringify({ s: 'é ü 漢字 🚀 \u2028 \\u0000 "quoted" \n tab\t' }),
       JSON.stringify("x".repeat(1_000_000)),
       "null",
       '"a string"',
@@ -67,7 +130,8 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     expect([row.state, row.output, row.error, row.waiting]).toEqual([texts[0], texts[2], texts[1], texts[4]]);
     const entries = await store.allEntries(run.id);
     entries.forEach((e, i) => {
-      for (const field of [e.input, e.output, e.detail, e.attempts, e.stateDiff, e.error]) expect(field).toBe(texts[i]);
+      for (const field of [e.input, e.output, e.detail, e.attempts, e.stateDiff, e.error])
+        expect(field).toBe(texts[i]);
     });
   });
 
@@ -135,7 +199,15 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
       batch(T0 + 5, {
         runs: [
           { id: run.id, state: '{"n":1}', updatedAt: T0 + 5 },
-          { id: other.id, status: "completed", output: '"done"', owner: null, leaseUntil: null, wakeAt: null, finishedAt: T0 + 5 },
+          {
+            id: other.id,
+            status: "completed",
+            output: '"done"',
+            owner: null,
+            leaseUntil: null,
+            wakeAt: null,
+            finishedAt: T0 + 5,
+          },
         ],
         leases: [
           { runId: run.id, owner: "me" },
@@ -153,8 +225,14 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
       wakeAt: null,
       finishedAt: T0 + 5,
     });
-    await store.commit(batch(T0 + 6, { runs: [{ id: run.id, version: 3, error: null, waiting: '[{"kind":"sleep"}]' }] }));
-    expect(await store.getRun(run.id)).toMatchObject({ version: 3, waiting: '[{"kind":"sleep"}]', state: '{"n":1}' });
+    await store.commit(
+      batch(T0 + 6, { runs: [{ id: run.id, version: 3, error: null, waiting: '[{"kind":"sleep"}]' }] }),
+    );
+    expect(await store.getRun(run.id)).toMatchObject({
+      version: 3,
+      waiting: '[{"kind":"sleep"}]',
+      state: '{"n":1}',
+    });
   });
 
   it("consumes a message once; a second consume aborts the whole batch", async () => {
@@ -163,17 +241,38 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     const m = await send(store, run.id, "q", { a: 1 });
     const lease = [{ runId: run.id, owner: "me" }];
     await store.commit(
-      batch(T0 + 10, { consume: [{ messageId: m.id, runId: run.id, bySeq: 2 }], entries: [entry(run.id, 2)], leases: lease }),
+      batch(T0 + 10, {
+        consume: [{ messageId: m.id, runId: run.id, bySeq: 2 }],
+        entries: [entry(run.id, 2)],
+        leases: lease,
+      }),
     );
     const [consumed] = await store.listMessages(run.id, { includeConsumed: true, limit: 10 });
-    expect(consumed).toMatchObject({ id: m.id, consumedAt: T0 + 10, consumedBy: 2, body: '{"a":1}', queue: "q" });
+    expect(consumed).toMatchObject({
+      id: m.id,
+      consumedAt: T0 + 10,
+      consumedBy: 2,
+      body: '{"a":1}',
+      queue: "q",
+    });
     expect(await store.listMessages(run.id, { includeConsumed: false, limit: 10 })).toEqual([]);
 
     const err = await store
       .commit(
         batch(T0 + 20, {
           entries: [entry(run.id, 3)],
-          creates: [{ workflow: "wf", key: "ghost", version: 1, input: null, initialState: "{}", now: T0, owner: null, leaseUntil: null }],
+          creates: [
+            {
+              workflow: "wf",
+              key: "ghost",
+              version: 1,
+              input: null,
+              initialState: "{}",
+              now: T0,
+              owner: null,
+              leaseUntil: null,
+            },
+          ],
           consume: [{ messageId: m.id, runId: run.id, bySeq: 3 }],
           leases: lease,
         }),
@@ -196,7 +295,9 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     expect(await store.listMessages(run.id, { includeConsumed: false, limit: 10 })).toMatchObject([
       { id: m.id, consumedAt: null, consumedBy: null },
     ]);
-    await store.commit(batch(T0 + 40, { consume: [{ messageId: m.id, runId: run.id, bySeq: 5 }], leases: lease }));
+    await store.commit(
+      batch(T0 + 40, { consume: [{ messageId: m.id, runId: run.id, bySeq: 5 }], leases: lease }),
+    );
     expect((await store.listMessages(run.id, { includeConsumed: true, limit: 1 }))[0]!.consumedBy).toBe(5);
   });
 
@@ -229,9 +330,9 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     await expect(
       store.commit(batch(T0, { entries: [entry(mine.id, 1)], leases: [{ runId: mine.id, owner: "me" }] })),
     ).rejects.toMatchObject({ runId: mine.id, details: { owner: null } });
-    await expect(store.commit(batch(T0, { leases: [{ runId: 987_654, owner: "me" }] }))).rejects.toBeInstanceOf(
-      LeaseLostError,
-    );
+    await expect(
+      store.commit(batch(T0, { leases: [{ runId: 987_654, owner: "me" }] })),
+    ).rejects.toBeInstanceOf(LeaseLostError);
   });
 
   it("stores a message once per idempotency key and hands back the first id", async () => {
@@ -292,11 +393,17 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     });
     expect((await store.pendingRequests(null, 10)).map((r) => r.id)).toEqual(res.requests);
     expect((await store.pendingRequests(null, 2)).map((r) => r.id)).toEqual(res.requests.slice(0, 2));
-    expect((await store.pendingRequests([idle.id], 10)).map((r) => r.id)).toEqual([res.requests[0], res.requests[2]]);
+    expect((await store.pendingRequests([idle.id], 10)).map((r) => r.id)).toEqual([
+      res.requests[0],
+      res.requests[2],
+    ]);
     expect(await store.pendingRequests([], 10)).toEqual([]);
 
     await store.commit(batch(T0 + 200, { requestsDone: [{ id: res.requests[0]!, result: '{"ok":true}' }] }));
-    expect(await store.getRequest(res.requests[0]!)).toMatchObject({ doneAt: T0 + 200, result: '{"ok":true}' });
+    expect(await store.getRequest(res.requests[0]!)).toMatchObject({
+      doneAt: T0 + 200,
+      result: '{"ok":true}',
+    });
     expect((await store.pendingRequests(null, 10)).map((r) => r.id)).toEqual(res.requests.slice(1));
     expect(await store.getRequest(123_456)).toBeUndefined();
   });
@@ -312,7 +419,9 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
         ],
       }),
     );
-    await store.commit(batch(T0, { rejections: [{ runId: run.id, queue: "q", body: "{}", error: "third", at: T0 + 2 }] }));
+    await store.commit(
+      batch(T0, { rejections: [{ runId: run.id, queue: "q", body: "{}", error: "third", at: T0 + 2 }] }),
+    );
     const all = await store.listRejections(run.id, 10);
     expect(all.map((r) => r.error)).toEqual(["third", "second", "first"]);
     expect(all[1]).toMatchObject({ runId: run.id, queue: "nope", body: "x".repeat(2000), at: T0 + 1 });

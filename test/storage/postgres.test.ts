@@ -7,6 +7,7 @@ import { openStore } from "../../src/storage/open.js";
 import { parsePostgresUrl } from "../../src/storage/postgres/connect.js";
 import { SCHEMA_VERSION } from "../../src/storage/postgres/migrations.js";
 import { openPostgresStore, type PostgresStore } from "../../src/storage/postgres/postgres-store.js";
+import type { RunRow } from "../../src/storage/store.js";
 import { onCleanup, until } from "../helpers.js";
 import { PG_URL, pgUrl, sql, tempSchema } from "../postgres/pg.js";
 import { batch } from "./backends.js";
@@ -29,8 +30,17 @@ function failure(p: Promise<unknown>): Promise<Error & { code?: string }> {
 
 describe("PostgreSQL URLs", () => {
   it("takes the schema and pool size from the URL and hides the password", () => {
-    const t = parsePostgresUrl("postgres://ann:s3cret@db.example:6543/app?schema=jobs&pool=4&sslmode=require");
-    expect(t).toMatchObject({ schema: "jobs", poolSize: 4, host: "db.example", port: "6543", user: "ann", database: "app" });
+    const t = parsePostgresUrl(
+      "postgres://ann:s3cret@db.example:6543/app?schema=jobs&pool=4&sslmode=require",
+    );
+    expect(t).toMatchObject({
+      schema: "jobs",
+      poolSize: 4,
+      host: "db.example",
+      port: "6543",
+      user: "ann",
+      database: "app",
+    });
     expect(t.location).toBe("postgres://ann@db.example:6543/app?schema=jobs&pool=4&sslmode=require");
     expect(t.connectionString).toBe("postgres://ann:s3cret@db.example:6543/app?sslmode=require");
     expect(parsePostgresUrl("postgresql://h/db").schema).toBe("public");
@@ -38,7 +48,9 @@ describe("PostgreSQL URLs", () => {
 
   it("refuses a bad schema name or pool size with the fix", () => {
     expect(() => parsePostgresUrl("postgres://h/db?schema=my-app")).toThrow(InvalidInputError);
-    expect(() => parsePostgresUrl("postgres://h/db?schema=my-app")).toThrow(/letters, digits and underscores/);
+    expect(() => parsePostgresUrl("postgres://h/db?schema=my-app")).toThrow(
+      /letters, digits and underscores/,
+    );
     expect(() => parsePostgresUrl("postgres://h/db?pool=1")).toThrow(/whole number from 2 to 1000/);
   });
 
@@ -58,7 +70,9 @@ describe("PostgreSQL errors that reach users", () => {
     const err = await failure(openPostgresStore("postgres://postgres@127.0.0.1:1/test?schema=x"));
     expect(err).toBeInstanceOf(StorageError);
     expect(err.code).toBe("STORAGE_CANNOT_CONNECT");
-    expect(err.message).toMatch(/Cannot connect to PostgreSQL at 127\.0\.0\.1:1.*Start PostgreSQL, or fix the host and port/);
+    expect(err.message).toMatch(
+      /Cannot connect to PostgreSQL at 127\.0\.0\.1:1.*Start PostgreSQL, or fix the host and port/,
+    );
   });
 
   it("an unknown user", async () => {
@@ -95,20 +109,28 @@ describe("PostgreSQL under several processes", () => {
     const { schema, url } = await tempSchema();
     const stores = await Promise.all(Array.from({ length: 4 }, () => open(url)));
     expect(stores).toHaveLength(4);
-    expect(await sql(`SELECT version FROM "${schema}".waymark_schema`)).toEqual([{ version: SCHEMA_VERSION }]);
+    expect(await sql(`SELECT version FROM "${schema}".waymark_schema`)).toEqual([
+      { version: SCHEMA_VERSION },
+    ]);
   });
 
   it("concurrent batches sending to the same runs in opposite orders all land", async () => {
     const { url } = await tempSchema();
     const [a, b] = [await open(url), await open(url)];
-    const runs = [];
+    const runs: RunRow[] = [];
     for (let i = 0; i < 10; i++) runs.push(await createRun(a, `r${i}`));
     const sendAll = (store: PostgresStore, order: typeof runs, tag: string) =>
       Promise.all(
         Array.from({ length: 20 }, (_, round) =>
           store.commit(
             batch(T0, {
-              messages: order.map((r) => ({ runId: r.id, queue: "q", body: `"${tag}${round}"`, idempotencyKey: null, now: T0 })),
+              messages: order.map((r) => ({
+                runId: r.id,
+                queue: "q",
+                body: `"${tag}${round}"`,
+                idempotencyKey: null,
+                now: T0,
+              })),
               requests: order.slice(0, 3).map((r) => ({ runId: r.id, kind: "cancel", args: "{}" })),
             }),
           ),
@@ -125,7 +147,9 @@ describe("PostgreSQL under several processes", () => {
     const run = await createRun(store, "nul");
     await store.commit(
       batch(T0, {
-        rejections: [{ runId: run.id, queue: "bad\u0000queue", body: '"x"', error: 'no queue "bad\u0000queue"', at: T0 }],
+        rejections: [
+          { runId: run.id, queue: "bad\u0000queue", body: '"x"', error: 'no queue "bad\u0000queue"', at: T0 },
+        ],
         messages: [{ runId: run.id, queue: "q", body: "{}", idempotencyKey: "k\u0000", now: T0 }],
       }),
     );
@@ -141,12 +165,16 @@ describe("PostgreSQL under several processes", () => {
     const run = await createRun(b, "x");
     let heard = 0;
     a.onChange(() => heard++);
-    const killed = await sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1", [
-      app,
-    ]);
+    const killed = await sql(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1",
+      [app],
+    );
     expect(killed.length).toBeGreaterThanOrEqual(2); // at least the pool's connection and the LISTEN one
     // While LISTEN is down the counter moves on every look, so the engine's polling takes over.
-    await until(async () => (await a.changeCounter()) !== (await a.changeCounter()) || heard > 0, "the fallback");
+    await until(
+      async () => (await a.changeCounter()) !== (await a.changeCounter()) || heard > 0,
+      "the fallback",
+    );
     expect(await a.getRun(run.id)).toEqual(run);
     // Back to listening: notifications arrive again and the counter holds still between commits.
     await until(async () => {

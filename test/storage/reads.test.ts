@@ -15,7 +15,10 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
     const runs: RunRow[] = [];
     for (let i = 0; i < 6; i++) {
       runs.push(
-        await createRun(store, `order-${i}`, { workflow: i % 2 ? "invoice" : "report", now: T0 + Math.floor(i / 2) }),
+        await createRun(store, `order-${i}`, {
+          workflow: i % 2 ? "invoice" : "report",
+          now: T0 + Math.floor(i / 2),
+        }),
       );
     }
     await store.commit(
@@ -26,8 +29,16 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
         ],
       }),
     );
-    const keys = async (q: Parameters<typeof store.listRuns>[0]) => (await store.listRuns(q)).map((r) => r.key);
-    expect(await keys({ limit: 10 })).toEqual(["order-5", "order-4", "order-3", "order-2", "order-1", "order-0"]);
+    const keys = async (q: Parameters<typeof store.listRuns>[0]) =>
+      (await store.listRuns(q)).map((r) => r.key);
+    expect(await keys({ limit: 10 })).toEqual([
+      "order-5",
+      "order-4",
+      "order-3",
+      "order-2",
+      "order-1",
+      "order-0",
+    ]);
     expect(await keys({ limit: 2 })).toEqual(["order-5", "order-4"]);
     expect(await keys({ limit: 10, workflow: "invoice" })).toEqual(["order-5", "order-3", "order-1"]);
     expect(await keys({ limit: 10, status: ["failed", "completed"] })).toEqual(["order-4", "order-1"]);
@@ -35,7 +46,12 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
     expect(await keys({ limit: 10, key: "order-3" })).toEqual(["order-3"]);
     expect(await keys({ limit: 10, keyContains: "der-2" })).toEqual(["order-2"]);
     expect(await keys({ limit: 10, errorContains: "tax api" })).toEqual(["order-1"]);
-    expect(await keys({ limit: 10, createdAfter: T0 + 1 })).toEqual(["order-5", "order-4", "order-3", "order-2"]);
+    expect(await keys({ limit: 10, createdAfter: T0 + 1 })).toEqual([
+      "order-5",
+      "order-4",
+      "order-3",
+      "order-2",
+    ]);
     expect(await keys({ limit: 10, createdBefore: T0 + 1 })).toEqual(["order-1", "order-0"]);
     const last = (await store.listRuns({ limit: 3 })).at(-1)!;
     expect(await keys({ limit: 10, before: { createdAt: last.createdAt, id: last.id } })).toEqual([
@@ -62,7 +78,9 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
       }),
     );
     const counts = await store.countRuns();
-    expect(counts.sort((x, y) => `${x.workflow}${x.status}`.localeCompare(`${y.workflow}${y.status}`))).toEqual([
+    expect(
+      counts.sort((x, y) => `${x.workflow}${x.status}`.localeCompare(`${y.workflow}${y.status}`)),
+    ).toEqual([
       { workflow: "other", version: 2, status: "pending", count: 1 },
       { workflow: "wf", version: 1, status: "completed", count: 1 },
       { workflow: "wf", version: 1, status: "pending", count: 1 },
@@ -88,15 +106,40 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
     const m2 = await send(store, r2.id, "q", { n: 2 }, T0 + 2);
     const m3 = await send(store, r1.id, "z", { n: 3 }, T0 + 3);
     await store.commit(
-      batch(T0 + 4, { consume: [{ messageId: m1.id, runId: r1.id, bySeq: 1 }], leases: [{ runId: r1.id, owner: "me" }] }),
+      batch(T0 + 4, {
+        consume: [{ messageId: m1.id, runId: r1.id, bySeq: 1 }],
+        leases: [{ runId: r1.id, owner: "me" }],
+      }),
     );
     expect(await store.maxMessageId()).toBe(m3.id);
     expect(await store.listMessages(r1.id, { includeConsumed: true, limit: 10 })).toEqual([
-      { id: m1.id, runId: r1.id, queue: "q", body: '{"n":1}', sentAt: T0 + 1, idempotencyKey: "idem", consumedAt: T0 + 4, consumedBy: 1 },
-      { id: m3.id, runId: r1.id, queue: "z", body: '{"n":3}', sentAt: T0 + 3, idempotencyKey: null, consumedAt: null, consumedBy: null },
+      {
+        id: m1.id,
+        runId: r1.id,
+        queue: "q",
+        body: '{"n":1}',
+        sentAt: T0 + 1,
+        idempotencyKey: "idem",
+        consumedAt: T0 + 4,
+        consumedBy: 1,
+      },
+      {
+        id: m3.id,
+        runId: r1.id,
+        queue: "z",
+        body: '{"n":3}',
+        sentAt: T0 + 3,
+        idempotencyKey: null,
+        consumedAt: null,
+        consumedBy: null,
+      },
     ]);
-    expect((await store.listMessages(r1.id, { includeConsumed: true, limit: 1 })).map((m) => m.id)).toEqual([m1.id]);
-    expect((await store.listMessages(r1.id, { includeConsumed: false, limit: 10 })).map((m) => m.id)).toEqual([m3.id]);
+    expect((await store.listMessages(r1.id, { includeConsumed: true, limit: 1 })).map((m) => m.id)).toEqual([
+      m1.id,
+    ]);
+    expect((await store.listMessages(r1.id, { includeConsumed: false, limit: 10 })).map((m) => m.id)).toEqual(
+      [m3.id],
+    );
     expect((await store.messagesSince(m1.id, 10)).map((m) => m.id)).toEqual([m2.id, m3.id]);
     expect((await store.messagesSince(0, 2)).map((m) => m.id)).toEqual([m1.id, m2.id]);
   });
@@ -117,7 +160,10 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
     const m1 = await send(store, a.id, "q", 1);
     const m2 = await send(store, a.id, "p", 2);
     await store.commit(
-      batch(T0, { consume: [{ messageId: m1.id, runId: a.id, bySeq: 2 }], leases: [{ runId: a.id, owner: "me" }] }),
+      batch(T0, {
+        consume: [{ messageId: m1.id, runId: a.id, bySeq: 2 }],
+        leases: [{ runId: a.id, owner: "me" }],
+      }),
     );
     const loaded = await store.loadRuns([b.id, 777_777, a.id]);
     expect(loaded.map((l) => l.run.key)).toEqual(["b", "a"]);
@@ -202,7 +248,9 @@ describe.each(BACKENDS)("$name store: other processes and opening", (backend) =>
     const err = await fresh.open().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StorageError);
     expect(err).toMatchObject({ code: "STORAGE_NEWER_SCHEMA", details: { version: 99 } });
-    expect((err as Error).message).toMatch(/newer Waymark \(schema version 99; this one understands up to \d+\)\. Upgrade Waymark/);
+    expect((err as Error).message).toMatch(
+      /newer Waymark \(schema version 99; this one understands up to \d+\)\. Upgrade Waymark/,
+    );
   });
 
   it("refuses a database that holds another application's tables", async () => {

@@ -2,9 +2,11 @@
 
 import { callAction } from "./call-action.js";
 import { cancelRun } from "./cancel-run.js";
+import { diagnoseRun } from "./diagnose-run.js";
 import { getHistory } from "./get-history.js";
 import { getRun } from "./get-run.js";
 import { getStep } from "./get-step.js";
+import { listFailures } from "./list-failures.js";
 import { listRuns } from "./list-runs.js";
 import { listWorkflows } from "./list-workflows.js";
 import { replayRun } from "./replay-run.js";
@@ -18,6 +20,8 @@ export const TOOLS = [
   getRun,
   getHistory,
   getStep,
+  diagnoseRun,
+  listFailures,
   sendMessage,
   replayRun,
   startRun,

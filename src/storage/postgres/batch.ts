@@ -8,7 +8,15 @@
 
 import type pg from "pg";
 import { LeaseLostError, StorageError } from "../../errors.js";
-import type { BatchResult, CreateResult, EntryRow, MessageResult, RunPatch, RunRow, WriteBatch } from "../store.js";
+import type {
+  BatchResult,
+  CreateResult,
+  EntryRow,
+  MessageResult,
+  RunPatch,
+  RunRow,
+  WriteBatch,
+} from "../store.js";
 import { PATCH_COLUMNS, pgText, runColumns, type Tables } from "./sql.js";
 
 type Query = <R extends pg.QueryResultRow = any>(
@@ -317,10 +325,11 @@ export class BatchWriter {
       }
     });
     if (dupes.length) {
-      const found = await q<{ id: number; runId: number; key: string }>("wm_messages_by_key", s.messagesByKey, [
-        dupes.map((i) => m[i]!.runId),
-        dupes.map((i) => keys[i]),
-      ]);
+      const found = await q<{ id: number; runId: number; key: string }>(
+        "wm_messages_by_key",
+        s.messagesByKey,
+        [dupes.map((i) => m[i]!.runId), dupes.map((i) => keys[i])],
+      );
       const byKey = new Map(found.rows.map((r) => [`${r.runId}\u0000${r.key}`, r.id]));
       for (const i of dupes) results[i]!.id = byKey.get(`${m[i]!.runId}\u0000${keys[i]}`)!;
     }

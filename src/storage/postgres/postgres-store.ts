@@ -36,8 +36,8 @@ import {
   MESSAGE_COLUMNS,
   REQUEST_COLUMNS,
   runColumns,
-  TERMINAL_SQL,
   type Tables,
+  TERMINAL_SQL,
   tables,
 } from "./sql.js";
 
@@ -221,7 +221,9 @@ export class PostgresStore implements Store {
     const make = (c: string, text: string) => new StorageError(c, text, details, { cause: err });
     if (this.closed) return make("STORAGE_CLOSED", `The store for ${this.location} was closed.`);
     if (
-      /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|57P01|57P02|57P03|08\w\w\w)$/.test(code) ||
+      /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|57P01|57P02|57P03|08\w\w\w)$/.test(
+        code,
+      ) ||
       /Connection terminated|timeout/i.test(message)
     ) {
       return make(
@@ -230,7 +232,10 @@ export class PostgresStore implements Store {
       );
     }
     if (code === "40P01" || code === "40001" || code === "55P03")
-      return make("STORAGE_BUSY", `${where} kept refusing a write for conflicts (${message}); Waymark retries.`);
+      return make(
+        "STORAGE_BUSY",
+        `${where} kept refusing a write for conflicts (${message}); Waymark retries.`,
+      );
     if (code === "53100")
       return make(
         "STORAGE_FULL",
@@ -337,11 +342,12 @@ export class PostgresStore implements Store {
     if (ids.length === 0) return [];
     // One snapshot for a run, its entries and its messages.
     const [runs, entries, messages] = await this.transaction(
-      async (q) => [
-        await q<RunRow>("wm_runs_by_ids", this.sql.runsByIds, [ids]),
-        await q<EntryRow>("wm_entries_of_runs", this.sql.entriesOfRuns, [ids]),
-        await q<MessageRow>("wm_pending_of_runs", this.sql.pendingOfRuns, [ids]),
-      ] as const,
+      async (q) =>
+        [
+          await q<RunRow>("wm_runs_by_ids", this.sql.runsByIds, [ids]),
+          await q<EntryRow>("wm_entries_of_runs", this.sql.entriesOfRuns, [ids]),
+          await q<MessageRow>("wm_pending_of_runs", this.sql.pendingOfRuns, [ids]),
+        ] as const,
       () => false,
       "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY",
     );
@@ -438,7 +444,8 @@ export class PostgresStore implements Store {
   }
 
   async pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]> {
-    if (runIds === null) return (await this.q<RequestRow>("wm_requests_all", this.sql.requestsAll, [limit])).rows;
+    if (runIds === null)
+      return (await this.q<RequestRow>("wm_requests_all", this.sql.requestsAll, [limit])).rows;
     if (runIds.length === 0) return [];
     return (await this.q<RequestRow>("wm_requests_for", this.sql.requestsFor, [runIds])).rows;
   }
