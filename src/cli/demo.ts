@@ -4,9 +4,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { DEMO_SCENARIOS } from "../../fixtures/failures/index.js";
 import { type FakeApi, redirectFetch, SAMPLE_ORIGIN, startFakeApi } from "../../fixtures/fake-api.js";
 import { type FixtureWorkflows, registry } from "../../fixtures/registry.js";
 import { type RunRef, waitForStatus } from "../../fixtures/wait.js";
+import { diagnose } from "../diagnosis/index.js";
 import type { Engine } from "../engine/engine.js";
 import {
   DEFAULT_DATABASE,
@@ -82,7 +84,8 @@ const mcp = (tool: string, args: Record<string, unknown>) => `${tool} ${JSON.str
 /**
  * Seeds the demo's runs in order and waits until each rests where the demo means to leave it:
  * a completed invoice, an invoice failed by the tax API, an approval waiting for a decision, a sleeping
- * reminder, a completed fan-out and a completed agent loop. Runs already in the database are kept as they are.
+ * reminder, a completed fan-out, a completed agent loop, then the failure scenarios of the corpus marked `demo`
+ * (fixtures/failures/). Runs already in the database are kept as they are.
  */
 export async function seedDemo(
   engine: DemoEngine,
@@ -213,6 +216,33 @@ export async function seedDemo(
         ? `${(info.output as { answer: string }).answer} (workspace ${where})`
         : errorLine(info),
       `every tool call is a step with its input: ${mcp("get_history", ref)}`,
+    );
+  }
+
+  // 7. Runs from the failure corpus (fixtures/failures/), each left in trouble for diagnose_run to explain.
+  for (const scenario of DEMO_SCENARIOS) {
+    const ref = { workflow: scenario.workflow, key: scenario.key };
+    const created = !(await exists(engine, scenario.workflow as keyof FixtureWorkflows, ref.key));
+    const core = engine as unknown as Engine;
+    if (created) {
+      await scenario.drive({
+        engine: core,
+        clock: null,
+        db: "",
+        settle: (run, statuses) =>
+          waitForStatus(engine, run, [...statuses, ...FINISHED], { timeoutMs: 60_000 }),
+        restart: () =>
+          Promise.reject(new Error(`demo scenario "${scenario.name}" cannot restart the engine`)),
+      });
+    }
+    const run = await engine.get(scenario.workflow as keyof FixtureWorkflows, ref.key);
+    const d = await diagnose(core, run.id);
+    add(
+      ref,
+      created,
+      await run.info(),
+      `${d.category}${d.culprit ? ` at "${d.culprit.path}"` : ""}: ${scenario.title}`,
+      `why, and what to do: ${mcp("diagnose_run", ref)}`,
     );
   }
   return seeded;
