@@ -1,5 +1,11 @@
 // Every error Waymark raises: a stable `code`, and a message that says what happened and what to do.
 
+/** A name as shown in a message: quoted, and cut at 80 characters (names can be hostile). */
+function q(value: unknown): string {
+  const text = String(value);
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}...` : text);
+}
+
 /** Base class: `code` is stable across releases; `details` carries the facts for programs. */
 export class WaymarkError extends Error {
   readonly code: string;
@@ -32,7 +38,7 @@ export class UnknownWorkflowError extends WaymarkError {
   constructor(name: string, known: string[]) {
     super(
       "WORKFLOW_NOT_FOUND",
-      `There is no workflow "${name}". ${known.length ? `Registered workflows: ${known.join(", ")}.` : "No workflows are registered: pass them to setup({ use: { ... } })."}`,
+      `There is no workflow ${q(name)}. ${known.length ? `Registered workflows: ${known.join(", ")}.` : "No workflows are registered: pass them to setup({ use: { ... } })."}`,
       { workflow: name, known },
     );
   }
@@ -42,7 +48,7 @@ export class RunNotFoundError extends WaymarkError {
   constructor(workflow: string, key: string) {
     super(
       "RUN_NOT_FOUND",
-      `There is no run "${workflow}/${key}". Check the key (keys are case-sensitive), or create it with getOrCreate("${workflow}", "${key}").`,
+      `There is no run ${q(`${workflow}/${key}`)}. Check the key (keys are case-sensitive), or create it with getOrCreate(${q(workflow)}, ${q(key)}).`,
       { workflow, key },
     );
   }
@@ -52,7 +58,7 @@ export class UnknownQueueError extends WaymarkError {
   constructor(workflow: string, queue: string, known: string[]) {
     super(
       "QUEUE_NOT_FOUND",
-      `Workflow "${workflow}" has no queue "${queue}". ${known.length ? `Its queues are: ${known.join(", ")}.` : `It declares no queues: add queues: { ${queue}: z.object({...}) } to its definition.`}`,
+      `Workflow ${q(workflow)} has no queue ${q(queue)}. ${known.length ? `Its queues are: ${known.join(", ")}.` : `It declares no queues: add queues: { ${queue}: z.object({...}) } to its definition.`}`,
       { workflow, queue, known },
     );
   }
@@ -62,7 +68,7 @@ export class UnknownActionError extends WaymarkError {
   constructor(workflow: string, action: string, known: string[]) {
     super(
       "ACTION_NOT_FOUND",
-      `Workflow "${workflow}" has no action "${action}". ${known.length ? `Its actions are: ${known.join(", ")}.` : "It declares no actions."}`,
+      `Workflow ${q(workflow)} has no action ${q(action)}. ${known.length ? `Its actions are: ${known.join(", ")}.` : "It declares no actions."}`,
       { workflow, action, known },
     );
   }
@@ -90,7 +96,7 @@ export class NotSerializableError extends WaymarkError {
 
 export class InvalidNameError extends WaymarkError {
   constructor(kind: string, name: unknown, why: string) {
-    super("INVALID_NAME", `Invalid ${kind} name ${JSON.stringify(name)}: ${why}`, { kind, name });
+    super("INVALID_NAME", `Invalid ${kind} name ${q(name)}: ${why}`, { kind, name });
   }
 }
 

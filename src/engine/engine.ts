@@ -584,7 +584,7 @@ export class Engine extends RunsApi implements EngineCore {
   }
 
   latest(workflow: string): AnyWorkflow {
-    const versions = this.defs.get(workflow);
+    const versions = typeof workflow === "string" ? this.defs.get(workflow) : undefined;
     if (!versions) throw new UnknownWorkflowError(String(workflow), [...this.defs.keys()]);
     let best: AnyWorkflow | undefined;
     for (const d of versions.values()) if (!best || d.version > best.version) best = d;

@@ -106,6 +106,38 @@ export function decodeCursor(cursor: string, arity: number): number[] {
   );
 }
 
+/** A short description of a value for an error message. */
+export function describe(value: unknown): string {
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  if (value === null || typeof value !== "object") return String(value);
+  return Array.isArray(value) ? "an array" : "an object";
+}
+
+type Expect = "string" | "number" | "time";
+
+/** Refuses option values of the wrong type with an error naming the option. */
+function checkOptions(options: object, spec: Record<string, Expect>): void {
+  if (typeof options !== "object" || options === null)
+    throw new InvalidInputError("Options must be an object.");
+  for (const [name, want] of Object.entries(spec)) {
+    const v = (options as Record<string, unknown>)[name];
+    if (v === undefined) continue;
+    const ok =
+      want === "string"
+        ? typeof v === "string"
+        : want === "number"
+          ? typeof v === "number" && Number.isFinite(v)
+          : (typeof v === "number" && Number.isFinite(v)) ||
+            (v instanceof Date && !Number.isNaN(v.getTime()));
+    if (!ok) {
+      throw new InvalidInputError(
+        `Invalid option ${name}: ${describe(v)}; it must be ${want === "time" ? "a Date or milliseconds since the epoch" : `a ${want}`}.`,
+      );
+    }
+  }
+}
+
 function toTime(value: number | Date | undefined): number | undefined {
   return value instanceof Date ? value.getTime() : value;
 }
@@ -172,7 +204,8 @@ export abstract class RunsApi {
   async queueSchema(run: RunRow, queue: string): Promise<z.ZodType> {
     const def = this.definitionOf(run);
     if (def) {
-      const schema = def.queues[queue];
+      const schema =
+        typeof queue === "string" && Object.hasOwn(def.queues, queue) ? def.queues[queue] : undefined;
       if (!schema) throw new UnknownQueueError(run.workflow, String(queue), Object.keys(def.queues));
       return schema;
     }
@@ -185,7 +218,8 @@ export abstract class RunsApi {
         { workflow: run.workflow, version: run.version },
       );
     }
-    const json = meta.queues[queue];
+    const json =
+      typeof queue === "string" && Object.hasOwn(meta.queues, queue) ? meta.queues[queue] : undefined;
     if (json === undefined)
       throw new UnknownQueueError(run.workflow, String(queue), Object.keys(meta.queues));
     return z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
@@ -245,6 +279,11 @@ export abstract class RunsApi {
         { run: label, status: run.status },
       );
     }
+    if (typeof queue !== "string" || queue.length === 0) {
+      throw new InvalidInputError(
+        `Invalid queue name ${describe(queue)}: pass the name of one of the workflow's queues.`,
+      );
+    }
     const idem = options.idempotencyKey;
     if (idem !== undefined && (typeof idem !== "string" || idem.length === 0 || idem.length > 256)) {
       throw new InvalidInputError(
@@ -288,7 +327,11 @@ export abstract class RunsApi {
         `This process has no code for workflow "${run.workflow}" version ${run.version}, so it cannot call its actions. Call it from the application that registers the workflow.`,
       );
     }
-    const fn = def.actions[name] as ((c: unknown, ...a: unknown[]) => unknown) | undefined;
+    const fn = (
+      typeof name === "string" && Object.hasOwn(def.actions as object, name)
+        ? (def.actions as Record<string, unknown>)[name]
+        : undefined
+    ) as ((c: unknown, ...a: unknown[]) => unknown) | undefined;
     if (typeof fn !== "function")
       throw new UnknownActionError(run.workflow, String(name), Object.keys(def.actions));
     const exec = this.active.get(runId);
@@ -312,7 +355,8 @@ export abstract class RunsApi {
 
   /** A page of a run's history entries in the order they were first recorded. */
   async history(runId: number, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
-    const limit = Math.min(Math.max(options.limit ?? 1000, 1), 10_000);
+    checkOptions(options, { after: "number", limit: "number" });
+    const limit = Math.min(Math.max(Math.floor(options.limit ?? 1000), 1), 10_000);
     const rows = await this.store.listEntries(runId, options.after ?? 0, limit);
     return rows.map(toHistoryEntry);
   }
@@ -322,6 +366,11 @@ export abstract class RunsApi {
    * State is rebuilt by reverting later entries' recorded changes from the current state.
    */
   async entry(runId: number, ref: number | string): Promise<EntryDetail> {
+    if (!(typeof ref === "string" || Number.isInteger(ref))) {
+      throw new InvalidInputError(
+        `Invalid entry reference ${describe(ref)}: pass an entry id (a whole number) or its path, e.g. "notify[mail]/send".`,
+      );
+    }
     const run = await this.runRow(runId);
     const rows = await this.store.allEntries(runId);
     const row =
@@ -386,7 +435,17 @@ export abstract class RunsApi {
 
   /** Runs newest first, filtered, a page at a time. */
   async listRuns(options: ListRunsOptions = {}): Promise<RunPage> {
-    const limit = Math.min(Math.max(options.limit ?? 50, 1), 1000);
+    checkOptions(options, {
+      workflow: "string",
+      key: "string",
+      keyContains: "string",
+      errorContains: "string",
+      cursor: "string",
+      limit: "number",
+      createdAfter: "time",
+      createdBefore: "time",
+    });
+    const limit = Math.min(Math.max(Math.floor(options.limit ?? 50), 1), 1000);
     const statuses =
       options.status === undefined
         ? undefined
