@@ -5,6 +5,8 @@ const VERBS: Record<string, string> = {
   demo: "Run the sample workflows against a local fake API and serve them (npm start).",
   diagnose:
     "Why a run failed or is stuck, and what to do next: waymark diagnose <workflow>/<key> [--db file].",
+  migrate:
+    "Copy a SQLite database into PostgreSQL: waymark migrate --from app.db --to postgres://user@host/db.",
   mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module].",
 };
 

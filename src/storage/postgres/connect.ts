@@ -200,6 +200,10 @@ function checkSchema(t: PostgresTarget, s: SchemaState): void {
 export async function migrate(pool: pg.Pool, t: PostgresTarget): Promise<void> {
   const client = await pool.connect();
   let broken = false;
+  const onError = () => {
+    broken = true;
+  };
+  client.on("error", onError);
   try {
     const first = await inspect(client, t);
     checkSchema(t, first);
@@ -225,6 +229,7 @@ export async function migrate(pool: pg.Pool, t: PostgresTarget): Promise<void> {
       throw err;
     }
   } finally {
+    client.removeListener("error", onError);
     client.release(broken);
   }
 }

@@ -54,6 +54,16 @@ type Query = <R extends pg.QueryResultRow = any>(
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure: the transaction rolled back
 
+/** The connection died (server restart, network, terminated backend): nothing of an open transaction stays. */
+function connectionLost(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? "";
+  const message = err instanceof Error ? err.message : "";
+  return (
+    /^(ECONNRESET|EPIPE|57P01|57P02|08000|08003|08006)$/.test(code) ||
+    /Connection terminated|connection error/i.test(message)
+  );
+}
+
 /** Opens (creating the schema and tables if needed) a Waymark database on PostgreSQL. */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
   const target = parsePostgresUrl(url);
@@ -81,6 +91,8 @@ export class PostgresStore implements Store {
   readonly kind = "postgres" as const;
   readonly location: string;
   readonly schema: string;
+  /** The LISTEN/NOTIFY channel of this schema (quoted). */
+  readonly channel: string;
   private readonly t: Tables;
   private readonly writer: BatchWriter;
   private readonly sql;
@@ -95,6 +107,7 @@ export class PostgresStore implements Store {
   ) {
     this.location = target.location;
     this.schema = target.schema;
+    this.channel = target.channel;
     const t = (this.t = tables(target.quoted));
     this.writer = new BatchWriter(t);
     this.notifySql = `NOTIFY ${target.channel}, '${instanceId}'`;
@@ -159,16 +172,23 @@ export class PostgresStore implements Store {
 
   // ---- plumbing ---------------------------------------------------------------------------------
 
-  /** One statement on any pooled connection (prepared once per connection by name). */
+  /**
+   * One statement on any pooled connection (prepared once per connection by name). A statement that
+   * met a dead pooled connection is tried again on a fresh one: each is a transaction of its own, so
+   * it either ran whole or not at all, and every one of them may run twice.
+   */
   private async q<R extends pg.QueryResultRow = any>(
     name: string,
     text: string,
     values: unknown[] = [],
   ): Promise<pg.QueryResult<R>> {
-    try {
-      return await this.pool.query<R>({ name, text, values });
-    } catch (err) {
-      throw this.describe(err);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.pool.query<R>({ name, text, values });
+      } catch (err) {
+        if (connectionLost(err) && attempt < 3 && !this.closed) continue;
+        throw this.describe(err);
+      }
     }
   }
 
@@ -189,23 +209,34 @@ export class PostgresStore implements Store {
         throw this.describe(err);
       }
       let broken = false;
+      let committing = false;
+      const onError = () => {
+        broken = true; // the connection died while checked out; its query rejects too
+      };
+      client.on("error", onError);
       try {
         await client.query(begin);
         const q: Query = (name, text, values) => client.query({ name, text, values });
         const result = await fn(q);
+        committing = true;
         await client.query(notify(result) ? `${this.notifySql}; COMMIT` : "COMMIT");
         return result;
       } catch (err) {
-        await client.query("ROLLBACK").catch(() => {
-          broken = true;
-        });
+        if (!broken) {
+          await client.query("ROLLBACK").catch(() => {
+            broken = true;
+          });
+        }
         const code = (err as { code?: string }).code ?? "";
-        if (RETRYABLE.has(code) && attempt < 8) {
+        // Rolled back for sure: a deadlock or serialization failure, or a connection lost before COMMIT.
+        const again = RETRYABLE.has(code) || (connectionLost(err) && !committing && !this.closed);
+        if (again && attempt < 8) {
           await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
           continue;
         }
         throw this.describe(err);
       } finally {
+        client.removeListener("error", onError);
         client.release(broken);
       }
     }

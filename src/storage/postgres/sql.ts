@@ -10,6 +10,7 @@ export interface Tables {
   /** Sequence names as SQL string literals (for nextval). */
   messagesSeq: string;
   requestsSeq: string;
+  rejectionsSeq: string;
   runsSeq: string;
 }
 
@@ -23,6 +24,7 @@ export function tables(schema: string): Tables {
     workflows: `${schema}.workflows`,
     messagesSeq: `'${schema}.messages_id_seq'`,
     requestsSeq: `'${schema}.requests_id_seq'`,
+    rejectionsSeq: `'${schema}.rejections_id_seq'`,
     runsSeq: `'${schema}.runs_id_seq'`,
   };
 }

@@ -1,0 +1,296 @@
+// Copies a SQLite database into a PostgreSQL one (what `waymark migrate` does): every run, entry, message,
+// request, rejection and published workflow, in one transaction.
+//
+// IMPORTANT: new ids come from the target's sequences in the source's order, so ids keep their relative
+// order; references to run ids follow them; JSON text is copied as is. A target that already holds a run
+// with the same workflow and key refuses the copy, and so does a source some process still executes.
+
+import fs from "node:fs";
+import type Database from "better-sqlite3";
+import { InvalidInputError, StorageError } from "../../errors.js";
+import { openSqliteStore } from "../sqlite/sqlite-store.js";
+import { openPostgresStore } from "./postgres-store.js";
+import { pgText, type Tables, tables } from "./sql.js";
+
+export interface CopyReport {
+  runs: number;
+  entries: number;
+  messages: number;
+  requests: number;
+  rejections: number;
+  workflows: number;
+  /** Rows that referred to a run the source does not hold (left behind). */
+  orphans: number;
+}
+
+const CHUNK = 500;
+
+type Row = Record<string, any>;
+type Exec = (text: string, values: unknown[]) => Promise<Row[]>;
+
+/** Reads a table in id (or key) order, a chunk at a time, without holding it all in memory. */
+function* chunks(
+  db: Database.Database,
+  sql: string,
+  key: (row: Row) => unknown[],
+  first: unknown[],
+): Generator<Row[]> {
+  const stmt = db.prepare(sql);
+  let after = first;
+  for (;;) {
+    const rows = stmt.all(...after, CHUNK) as Row[];
+    if (rows.length === 0) return;
+    yield rows;
+    after = key(rows[rows.length - 1]!);
+  }
+}
+
+/** Copies `from` (a SQLite file) into `to` (a PostgreSQL URL); `now` decides which leases are live. */
+export async function copySqliteToPostgres(from: string, to: string, now = Date.now()): Promise<CopyReport> {
+  if (!fs.existsSync(from)) {
+    throw new InvalidInputError(
+      `There is no SQLite database at "${from}". Pass the file your application uses.`,
+    );
+  }
+  const source = openSqliteStore(from, { readonly: true });
+  try {
+    const db = source.db;
+    const live = db
+      .prepare(
+        "SELECT workflow, key, owner, lease_until AS leaseUntil FROM runs WHERE owner IS NOT NULL AND lease_until > ? LIMIT 1",
+      )
+      .get(now) as { workflow: string; key: string; owner: string; leaseUntil: number } | undefined;
+    if (live) {
+      throw new StorageError(
+        "STORAGE_IN_USE",
+        `"${from}" is in use: run "${live.workflow}/${live.key}" is leased by ${live.owner} until ${new Date(live.leaseUntil).toISOString()}. Stop the application first (it hands its runs back when it closes), then migrate; nothing was copied.`,
+        { path: from, owner: live.owner },
+      );
+    }
+    const target = await openPostgresStore(to, { listen: false });
+    const client = await target.pool.connect();
+    let broken = false;
+    const onError = () => {
+      broken = true;
+    };
+    client.on("error", onError);
+    try {
+      await client.query("BEGIN");
+      const exec: Exec = async (text, values) => (await client.query(text, values)).rows;
+      const report = await copy(db, exec, tables(`"${target.schema}"`), from, target.location);
+      await client.query(`NOTIFY ${target.channel}, 'migrate'; COMMIT`); // running engines look at once
+      return report;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      client.removeListener("error", onError);
+      client.release(broken);
+      await target.close();
+    }
+  } finally {
+    await source.close();
+  }
+}
+
+async function copy(
+  db: Database.Database,
+  exec: Exec,
+  t: Tables,
+  from: string,
+  to: string,
+): Promise<CopyReport> {
+  const report: CopyReport = {
+    runs: 0,
+    entries: 0,
+    messages: 0,
+    requests: 0,
+    rejections: 0,
+    workflows: 0,
+    orphans: 0,
+  };
+
+  // Refuse before writing anything if any run would collide.
+  const clashes: string[] = [];
+  let clashCount = 0;
+  for (const rows of chunks(
+    db,
+    "SELECT id, workflow, key FROM runs WHERE id > ? ORDER BY id LIMIT ?",
+    (r) => [r.id],
+    [0],
+  )) {
+    const found = await exec(
+      `SELECT workflow, key FROM ${t.runs} WHERE (workflow, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      [rows.map((r) => r.workflow), rows.map((r) => r.key)],
+    );
+    clashCount += found.length;
+    for (const r of found) if (clashes.length < 5) clashes.push(`${r.workflow}/${r.key}`);
+  }
+  if (clashCount > 0) {
+    throw new StorageError(
+      "MIGRATE_TARGET_NOT_EMPTY",
+      `${to} already holds ${clashCount} run${clashCount === 1 ? "" : "s"} with the same workflow and key as runs in "${from}" (${clashes.join(", ")}${clashCount > 5 ? ", ..." : ""}). Was it migrated already? Migrate into an empty database or another schema (?schema=name); nothing was copied.`,
+      { clashes: clashCount },
+    );
+  }
+
+  const allocate = async (seq: string, n: number): Promise<number[]> =>
+    (await exec(`SELECT nextval(${seq}) AS id FROM generate_series(1, $1) ORDER BY 1`, [n])).map(
+      (r) => r.id as number,
+    );
+
+  // Runs: new ids in the old order; nobody holds a lease in the new database.
+  const runIds = new Map<number, number>();
+  for (const rows of chunks(db, "SELECT * FROM runs WHERE id > ? ORDER BY id LIMIT ?", (r) => [r.id], [0])) {
+    const ids = await allocate(t.runsSeq, rows.length);
+    for (const [i, r] of rows.entries()) runIds.set(r.id, ids[i]!);
+    const col = (name: string) => rows.map((r) => r[name]);
+    await exec(
+      `INSERT INTO ${t.runs} (id, workflow, key, version, status, input, initial_state, state, output, error, waiting,
+         wait_queues, wake_at, owner, lease_until, created_at, updated_at, finished_at)
+       SELECT id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
+         wake_at, NULL, NULL, created_at, updated_at, finished_at
+       FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[])
+         AS r(id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
+           wake_at, created_at, updated_at, finished_at)`,
+      [
+        ids,
+        col("workflow"),
+        col("key"),
+        col("version"),
+        col("status"),
+        col("input"),
+        col("initial_state"),
+        col("state"),
+        col("output"),
+        col("error"),
+        col("waiting"),
+        col("wait_queues"),
+        col("wake_at"),
+        col("created_at"),
+        col("updated_at"),
+        col("finished_at"),
+      ],
+    );
+    report.runs += rows.length;
+  }
+
+  const entrySql = "SELECT * FROM entries WHERE (run_id, seq) > (?, ?) ORDER BY run_id, seq LIMIT ?";
+  for (const all of chunks(db, entrySql, (r) => [r.run_id, r.seq], [0, 0])) {
+    const rows = all.filter((r) => runIds.has(r.run_id));
+    report.orphans += all.length - rows.length;
+    if (rows.length === 0) continue;
+    const col = (name: string) => rows.map((r) => r[name]);
+    await exec(
+      `INSERT INTO ${t.entries} (run_id, seq, scope, ordinal, name, kind, status, started_at, ended_at, input, output,
+         error, attempts, detail, state_seq, state_diff)
+       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[],
+         $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[],
+         $16::text[])`,
+      [
+        rows.map((r) => runIds.get(r.run_id)),
+        ...[
+          "seq",
+          "scope",
+          "ordinal",
+          "name",
+          "kind",
+          "status",
+          "started_at",
+          "ended_at",
+          "input",
+          "output",
+        ].map(col),
+        ...["error", "attempts", "detail", "state_seq", "state_diff"].map(col),
+      ],
+    );
+    report.entries += rows.length;
+  }
+
+  // Messages, requests and rejections: new ids in the old order, run ids mapped.
+  const byId = async (
+    table: string,
+    seq: string,
+    insert: (ids: number[], rows: Row[]) => Promise<void>,
+  ): Promise<number> => {
+    let copied = 0;
+    for (const all of chunks(
+      db,
+      `SELECT * FROM ${table} WHERE id > ? ORDER BY id LIMIT ?`,
+      (r) => [r.id],
+      [0],
+    )) {
+      const rows = all.filter((r) => runIds.has(r.run_id));
+      report.orphans += all.length - rows.length;
+      if (rows.length === 0) continue;
+      await insert(await allocate(seq, rows.length), rows);
+      copied += rows.length;
+    }
+    return copied;
+  };
+  const run = (rows: Row[]) => rows.map((r) => runIds.get(r.run_id));
+  report.messages = await byId("messages", t.messagesSeq, (ids, rows) =>
+    exec(
+      `INSERT INTO ${t.messages} (id, run_id, queue, body, sent_at, idempotency_key, consumed_at, consumed_by)
+       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::bigint[],
+         $8::bigint[])`,
+      [
+        ids,
+        run(rows),
+        rows.map((r) => r.queue),
+        rows.map((r) => r.body),
+        rows.map((r) => r.sent_at),
+        rows.map((r) => pgText(r.idempotency_key)),
+        rows.map((r) => r.consumed_at),
+        rows.map((r) => r.consumed_by),
+      ],
+    ).then(() => undefined),
+  );
+  report.requests = await byId("requests", t.requestsSeq, (ids, rows) =>
+    exec(
+      `INSERT INTO ${t.requests} (id, run_id, kind, args, created_at, done_at, result)
+       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], $6::bigint[], $7::text[])`,
+      [
+        ids,
+        run(rows),
+        rows.map((r) => pgText(r.kind)),
+        rows.map((r) => r.args),
+        rows.map((r) => r.created_at),
+        rows.map((r) => r.done_at),
+        rows.map((r) => r.result),
+      ],
+    ).then(() => undefined),
+  );
+  report.rejections = await byId("rejections", t.rejectionsSeq, (ids, rows) =>
+    exec(
+      `INSERT INTO ${t.rejections} (id, run_id, queue, body, error, at)
+       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::bigint[])`,
+      [
+        ids,
+        run(rows),
+        rows.map((r) => pgText(r.queue)),
+        rows.map((r) => pgText(r.body)),
+        rows.map((r) => pgText(r.error)),
+        rows.map((r) => r.at),
+      ],
+    ).then(() => undefined),
+  );
+
+  // Published definitions: the target keeps its own where it has one.
+  const workflows = db.prepare("SELECT * FROM workflows ORDER BY name, version").all() as Row[];
+  if (workflows.length) {
+    const added = await exec(
+      `INSERT INTO ${t.workflows} (name, version, description, queues, actions, registered_at)
+       SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+       ON CONFLICT (name, version) DO NOTHING RETURNING name`,
+      ["name", "version", "description", "queues", "actions", "registered_at"].map((c) =>
+        workflows.map((w) => w[c]),
+      ),
+    );
+    report.workflows = added.length;
+  }
+  return report;
+}

@@ -1,0 +1,235 @@
+// `waymark migrate`: a SQLite database copied into PostgreSQL whole (ids in order, JSON as is), refused
+// when the target already holds its runs or the source is still in use; the runs go on there.
+
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { run as migrate } from "../../src/cli/migrate.js";
+import { FakeClock, setup, workflow } from "../../src/index.js";
+import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
+import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
+import type { MessageRow, RunRow, Store } from "../../src/storage/store.js";
+import { closeLater, onCleanup, tempDb, until } from "../helpers.js";
+import { tempSchema } from "./pg.js";
+
+let stderr = "";
+beforeEach(() => {
+  stderr = "";
+  vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
+    stderr += String(chunk);
+    return true;
+  });
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+const HOUR = 3_600_000;
+
+function definitions() {
+  const approval = workflow({
+    state: { amount: 0, by: null as string | null },
+    queues: { decisions: z.object({ approve: z.boolean(), by: z.string() }) },
+    run: async (ctx, input: { amount: number; note: string }) => {
+      await ctx.step("record", (s) => {
+        s.state.amount = input.amount;
+        return { note: input.note };
+      });
+      const d = await ctx.queue.next("await-decision", { queue: "decisions" });
+      await ctx.step(
+        "decide",
+        (s) => {
+          if (d.by === "mallory") throw new Error("Mallory may not approve");
+          s.state.by = d.by;
+        },
+        { retries: 0 },
+      );
+      return { approved: d.approve, by: d.by };
+    },
+  });
+  const sleeper = workflow({
+    run: async (ctx) => {
+      await ctx.sleep("nap", "1h");
+      return ctx.step("woke", () => "rested");
+    },
+  });
+  return setup({ use: { approval, sleeper } });
+}
+
+/** Everything a store holds, with ids replaced by their rank so two databases compare. */
+async function snapshot(store: Store) {
+  const runs = (await store.listRuns({ limit: 1000 })).sort((a, b) => a.id - b.id);
+  const runRank = new Map(runs.map((r, i) => [r.id, i]));
+  const messages: MessageRow[] = [];
+  const out = [];
+  for (const r of runs) {
+    messages.push(...(await store.listMessages(r.id, { includeConsumed: true, limit: 1000 })));
+    out.push({
+      run: { ...r, id: runRank.get(r.id), owner: null, leaseUntil: null } as Omit<RunRow, "id"> & {
+        id: unknown;
+      },
+      entries: (await store.allEntries(r.id)).map((e) => ({ ...e, runId: runRank.get(e.runId) })),
+      rejections: (await store.listRejections(r.id, 100)).map((j) => ({
+        ...j,
+        id: 0,
+        runId: runRank.get(j.runId),
+      })),
+    });
+  }
+  messages.sort((a, b) => a.id - b.id);
+  return {
+    runs: out,
+    messages: messages.map((m) => ({ ...m, id: 0, runId: runRank.get(m.runId) })),
+    requests: (await store.pendingRequests(null, 1000)).map((q) => ({
+      ...q,
+      id: 0,
+      runId: runRank.get(q.runId),
+    })),
+    workflows: await store.workflowMeta(),
+  };
+}
+
+describe("waymark migrate", () => {
+  it("copies a SQLite database into PostgreSQL whole; the runs go on there", async () => {
+    const db = tempDb();
+    const clock = new FakeClock();
+    const registry = definitions();
+    const before = await registry.start({ database: db, clock });
+    const done = await before.getOrCreate("approval", "done", { amount: 10, note: "naïve café ☕ \u2028" });
+    await done.send("decisions", { approve: true, by: "ann" });
+    await done.result({ timeout: 10_000 });
+    const failed = await before.getOrCreate("approval", "failed", { amount: 20, note: "x" });
+    await failed.send("decisions", { approve: true, by: "mallory" });
+    await expect(failed.result({ timeout: 10_000 })).rejects.toThrow(/Mallory/);
+    const open = await before.getOrCreate("approval", "open", { amount: 30, note: '{"quoted": "json"}' });
+    await expect(open.send("decisions", { approve: "maybe" } as never)).rejects.toThrow(/schema/);
+    const napping = await before.getOrCreate("sleeper", "napping");
+    const cancelled = await before.getOrCreate("sleeper", "cancelled");
+    await until(
+      async () => (await open.status()) === "waiting" && (await napping.status()) === "sleeping",
+      "rest",
+    );
+    await before.cancel(cancelled.id);
+    await before.close();
+    // A request still pending in the source goes along.
+    const src = openSqliteStore(db);
+    await src.commit({
+      now: clock.now(),
+      creates: [],
+      messages: [],
+      entries: [],
+      deleteEntries: [],
+      truncateEntries: [],
+      consume: [],
+      unconsume: [],
+      runs: [],
+      requestsDone: [],
+      requests: [{ runId: napping.id, kind: "note", args: '{"why":"kept"}' }],
+      rejections: [],
+      leases: [],
+    });
+    await src.close();
+
+    // The target already holds a run of its own: copied ids come after it, in their old order.
+    const { url } = await tempSchema();
+    const target = closeLater(await openPostgresStore(url));
+    await target.commit({
+      now: 1,
+      creates: [
+        {
+          workflow: "other",
+          key: "mine",
+          version: 1,
+          input: null,
+          initialState: "{}",
+          now: 1,
+          owner: null,
+          leaseUntil: null,
+        },
+      ],
+      messages: [],
+      entries: [],
+      deleteEntries: [],
+      truncateEntries: [],
+      consume: [],
+      unconsume: [],
+      runs: [],
+      requestsDone: [],
+      requests: [],
+      rejections: [],
+      leases: [],
+    });
+
+    const withPassword = new URL(url);
+    withPassword.password = "secret"; // the server trusts local users; the password must not be printed
+    expect(await migrate(["--from", db, "--to", withPassword.toString()])).toBe(0);
+    expect(stderr).toMatch(
+      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages and 2 published/,
+    );
+    expect(stderr).not.toContain("secret");
+
+    const source = openSqliteStore(db, { readonly: true });
+    onCleanup(() => source.close());
+    const copied = await snapshot(target);
+    const mine = copied.runs.shift()!; // the target's own run, first by id
+    expect(mine.run.key).toBe("mine");
+    const expected = await snapshot(source);
+    copied.runs.forEach((r) => {
+      r.run.id = (r.run.id as number) - 1;
+      for (const e of r.entries) e.runId = (e.runId as number) - 1;
+      for (const j of r.rejections) j.runId = (j.runId as number) - 1;
+    });
+    for (const m of copied.messages) m.runId = (m.runId as number) - 1;
+    for (const q of copied.requests) q.runId = (q.runId as number) - 1;
+    expect(copied).toEqual(expected);
+    expect(copied.runs.map((r) => `${r.run.workflow}/${r.run.key}`)).toEqual([
+      "approval/done",
+      "approval/failed",
+      "approval/open",
+      "sleeper/napping",
+      "sleeper/cancelled",
+    ]);
+
+    // Engines on PostgreSQL take the runs over: the waiting one gets its decision, the sleeper wakes.
+    const after = closeLater(await registry.start({ database: url, clock }));
+    const moved = await after.get("approval", "open");
+    await moved.send("decisions", { approve: false, by: "bob" });
+    expect(await moved.result({ timeout: 10_000 })).toEqual({ approved: false, by: "bob" });
+    clock.advance(HOUR);
+    expect(await (await after.get("sleeper", "napping")).result({ timeout: 10_000 })).toBe("rested");
+    expect(await (await after.get("approval", "done")).result()).toEqual({ approved: true, by: "ann" });
+
+    // Twice is refused, and nothing more is copied.
+    stderr = "";
+    expect(await migrate(["--from", db, "--to", url])).toBe(1);
+    expect(stderr).toContain("already holds 5 runs with the same workflow and key");
+    expect(stderr).toContain("approval/done");
+    expect(stderr).toContain("nothing was copied");
+    expect((await target.listRuns({ limit: 100 })).length).toBe(6);
+  });
+
+  it("refuses a source that an application still runs, and explains its arguments", async () => {
+    const db = tempDb();
+    let release!: () => void;
+    const hold = new Promise<void>((r) => {
+      release = r;
+    });
+    const busy = workflow({ run: async (ctx) => ctx.step("hold", () => hold) });
+    const engine = closeLater(await setup({ use: { busy } }).start({ database: db }));
+    await engine.getOrCreate("busy", "b-1");
+    const { url, schema } = await tempSchema();
+    expect(await migrate(["--from", db, "--to", url])).toBe(1);
+    expect(stderr).toMatch(/is in use: run "busy\/b-1" is leased by .* Stop the application first/);
+    release();
+
+    stderr = "";
+    expect(await migrate(["--from", db])).toBe(2);
+    expect(stderr).toContain("pass both --from");
+    expect(await migrate(["--from", db, "--to", "other.db"])).toBe(2);
+    expect(stderr).toContain("--to takes a PostgreSQL URL");
+    expect(await migrate(["--from", "/nonexistent/app.db", "--to", url])).toBe(1);
+    expect(stderr).toContain('There is no SQLite database at "/nonexistent/app.db"');
+    expect(await migrate(["--help"])).toBe(0);
+    expect(stderr).toContain("Usage: waymark migrate");
+    expect(schema).toMatch(/^wmt_/);
+  });
+});
