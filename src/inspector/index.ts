@@ -30,20 +30,13 @@ export interface InspectorOptions {
 /** The inspector as a mount for serveHttp: `serveHttp(factory, { mount: createInspector(engine) })`. */
 export function createInspector(engine: Engine, options: InspectorOptions = {}): HttpMount {
   const assets = new Assets();
-  const apis = new Map<number, InspectorApi>();
-  const apiFor = (maxBodyBytes: number) => {
-    const max = options.maxBodyBytes ?? Math.min(maxBodyBytes, 256 * 1024);
-    let api = apis.get(max);
-    if (!api) {
-      api = new InspectorApi(engine, {
-        readOnly: options.readOnly ?? false,
-        maxBodyBytes: max,
-        diagnose: options.diagnose ?? diagnose,
-      });
-      apis.set(max, api);
-    }
-    return api;
-  };
+  let api: InspectorApi | null = null; // made on the first request, when the server's body limit is known
+  const apiFor = (maxBodyBytes: number) =>
+    (api ??= new InspectorApi(engine, {
+      readOnly: options.readOnly ?? false,
+      maxBodyBytes: options.maxBodyBytes ?? Math.min(maxBodyBytes, 256 * 1024),
+      diagnose: options.diagnose ?? diagnose,
+    }));
 
   return async (req: IncomingMessage, res: ServerResponse, guard) => {
     const url = new URL(req.url ?? "/", "http://localhost");

@@ -28,7 +28,7 @@ export interface RunRow {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
-  error: { name: string; message: string } | null;
+  error: BriefError | null;
   waiting: WaitInfo[] | null;
 }
 
@@ -47,9 +47,27 @@ export function runRow(r: RunInfo): RunRow {
   };
 }
 
-function briefError(e: ErrorInfo | null | undefined): { name: string; message: string } | null {
+/** An error in a line or two: its name and message, and for a failed step the step and what it threw. */
+export interface BriefError {
+  name: string;
+  message: string;
+  step?: string;
+  cause?: string;
+}
+
+function cut(text: string, max = 500): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+function briefError(e: ErrorInfo | null | undefined): BriefError | null {
   if (!e) return null;
-  return { name: e.name, message: e.message.length > 500 ? `${e.message.slice(0, 500)}…` : e.message };
+  const out: BriefError = { name: e.name, message: cut(e.message) };
+  const step = e.details?.step;
+  const cause = e.details?.cause as { name?: unknown; message?: unknown } | undefined;
+  if (typeof step === "string") out.step = step;
+  if (cause && typeof cause.message === "string")
+    out.cause = cut(`${typeof cause.name === "string" ? `${cause.name}: ` : ""}${cause.message}`);
+  return out;
 }
 
 /** An entry as the timeline needs it: timing, attempts and status, no values. */
@@ -62,8 +80,8 @@ export interface EntryBar {
   status: string;
   startedAt: number | null;
   endedAt: number | null;
-  attempts: Array<Omit<Attempt, "error"> & { error?: { name: string; message: string } }>;
-  error: { name: string; message: string } | null;
+  attempts: Array<Omit<Attempt, "error"> & { error?: BriefError }>;
+  error: BriefError | null;
   /** Small kind-specific facts (a sleep's until, a queue wait's queue, a race's winner). */
   detail: Record<string, unknown>;
 }

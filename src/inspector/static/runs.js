@@ -149,8 +149,10 @@ export function showRuns(main, params, ctx) {
                   r.error
                     ? h("span", {
                         class: "error-text",
-                        title: r.error.message,
-                        text: `${r.error.name}: ${r.error.message}`,
+                        title: `${r.error.name}: ${r.error.message}`,
+                        text: r.error.cause
+                          ? `${r.error.step ? `${r.error.step}: ` : ""}${r.error.cause}`
+                          : `${r.error.name}: ${r.error.message}`,
                       })
                     : h("span", { class: "muted", text: waitLine(r) ?? "" }),
                 ),
