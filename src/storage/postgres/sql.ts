@@ -66,5 +66,5 @@ export const TERMINAL_SQL = "('completed', 'failed', 'cancelled')";
 export function pgText(value: string): string;
 export function pgText(value: string | null): string | null;
 export function pgText(value: string | null): string | null {
-  return value !== null && value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value;
+  return value?.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value;
 }
