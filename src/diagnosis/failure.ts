@@ -56,10 +56,10 @@ async function stepFailure(facts: RunFacts, entry: HistoryEntry): Promise<Findin
     nextActions.push(
       person(
         kind === "outside"
-          ? `Make sure the service behind "${entry.path}" works again (it kept answering "${msg}").`
+          ? `Make sure the service behind "${entry.path}" works again (see the error above).`
           : kind === "bug"
-            ? `Fix the code${frame ? ` at ${frameText(frame)}` : ` of step "${entry.path}"`} (${error?.name ?? "Error"}: ${msg}) and deploy it.`
-            : `Fix what makes "${entry.path}" throw "${msg}"${frame ? ` (at ${frameText(frame)})` : ""}: its code, its input or the service it calls.`,
+            ? `Fix the code at ${frame ? frameText(frame) : `step "${entry.path}"`} (the ${error?.name ?? "Error"} above) and deploy it.`
+            : `Fix what makes "${entry.path}" throw${frame ? ` at ${frameText(frame)}` : ""}: its code, its input or the service it calls.`,
       ),
     );
   }

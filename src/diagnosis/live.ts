@@ -133,12 +133,12 @@ export async function diagnoseRetrying(facts: RunFacts): Promise<Finding> {
   return {
     category: "retry-storm",
     culprit: culpritOf(entry),
-    summary: `Step "${entry.path}" keeps failing: ${plural(failed.length, "attempt")} so far, the latest with ${errorLine(error, 140)}; ${next}. ${kind === "outside" ? "Once the service works again it recovers by itself; replay from the step to retry at once." : "Fix the cause, then replay from the step to retry at once instead of waiting."}`,
+    summary: `Step "${entry.path}" has failed ${plural(failed.length, "attempt")} in a row (latest: ${errorLine(error, 120)}) and retries at ${iso(wait.until)}. ${kind === "outside" ? "It recovers by itself once the service works again; replay from the step to retry at once." : "Fix the cause, then replay from the step to retry at once."}`,
     evidence,
     nextActions: [
       person(
         kind === "outside"
-          ? `Make sure the service behind "${entry.path}" works again (it keeps answering "${cut(error?.message ?? "", 100)}").`
+          ? `Make sure the service behind "${entry.path}" works again (see the error above).`
           : `Fix the cause of ${errorLine(error, 120)} in step "${entry.path}".`,
       ),
       ...replayActions(facts.address, entry.path, `from "${entry.path}" to retry it now`),

@@ -31,15 +31,20 @@ function similarLine(d: Diagnosis): string | null {
   return `${s.count} runs failed this way between ${s.firstSeen} and ${s.lastSeen}${s.keys.length ? ` (e.g. ${s.keys.join(", ")})` : ""}; signature ${s.signature}: ${s.pattern}`;
 }
 
-/** The short text of a diagnose_run answer: the summary, the key evidence, the next calls. */
-export function diagnosisText(d: Diagnosis, maxEvidence = 2): string {
+/** "error, frame, 4× attempt, input, state": what the evidence holds, by kind, in order. */
+function evidenceKinds(d: Diagnosis): string {
+  const counts = new Map<string, number>();
+  for (const e of d.evidence) counts.set(e.kind, (counts.get(e.kind) ?? 0) + 1);
+  return [...counts].map(([k, n]) => (n > 1 ? `${n}× ${k}` : k)).join(", ");
+}
+
+/**
+ * The short text of a diagnose_run answer: the summary (which names the error, the frame or the message
+ * gone astray), what the evidence holds, similar failures, and the next actions as exact calls.
+ */
+export function diagnosisText(d: Diagnosis): string {
   const lines = [head(d), d.summary];
-  if (d.evidence.length) {
-    lines.push("Evidence:");
-    for (const e of d.evidence.slice(0, maxEvidence)) lines.push(`- ${evidenceLine(e)}`);
-    if (d.evidence.length > maxEvidence)
-      lines.push(`- … ${d.evidence.length - maxEvidence} more (structuredContent.evidence)`);
-  }
+  if (d.evidence.length) lines.push(`Evidence (structuredContent.evidence): ${evidenceKinds(d)}.`);
   const similar = similarLine(d);
   if (similar) lines.push(`Similar: ${similar}`);
   if (d.nextActions.length) {

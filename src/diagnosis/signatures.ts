@@ -64,7 +64,7 @@ const RULES: Array<[RegExp, string]> = [
 export function normaliseMessage(message: string): string {
   let out = message;
   for (const [re, to] of RULES) out = out.replace(re, to);
-  return cut(out.trim(), 300);
+  return cut(out.trim(), 200);
 }
 
 /** The signature of a failure key: 12 hex characters. */
@@ -98,12 +98,15 @@ export function runFailureKey(info: RunInfo, entries?: HistoryEntry[]): FailureK
   if (!error) return null;
   const details = (error.details ?? {}) as Record<string, unknown>;
   if (error.code === "HISTORY_DIVERGED") {
-    const recorded = details.recorded as { name?: string } | null | undefined;
+    const recorded = details.recorded as { kind: string; name: string } | null | undefined;
+    const requested = details.requested as { kind: string; name: string } | null | undefined;
+    const holds = recorded ? `${recorded.kind} "${recorded.name}"` : "nothing more";
+    const asks = requested ? `${requested.kind} "${requested.name}"` : "nothing more";
     return {
       workflow: info.workflow,
       entry: recorded?.name ?? "(end)",
       errorName: error.name,
-      message: error.message,
+      message: `history holds ${holds}, the code asks for ${asks}`,
     };
   }
   if (entries) {
@@ -126,7 +129,8 @@ async function keyOf(engine: Engine, run: RunInfo): Promise<{ key: FailureKey; a
   if (run.status === "retrying") {
     const wait = run.waiting?.find((w) => w.kind === "retry");
     if (!wait) return null;
-    const entry = await engine.entry(run.id, wait.entry).catch(() => null);
+    const entries = await engine.history(run.id, { limit: 10_000 });
+    const entry = entries.find((e) => e.path === wait.entry);
     const key = entry ? retryFailureKey(run.workflow, entry) : null;
     return key ? { key, at: run.updatedAt } : null;
   }

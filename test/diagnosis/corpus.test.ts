@@ -6,9 +6,10 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { SCENARIOS } from "../../fixtures/failures/index.js";
 import { diagnose, diagnosisText } from "../../src/diagnosis/index.js";
-import { scenarioEnv } from "./harness.js";
+import { answerSize, MAX_ANSWER_CHARS } from "../../src/mcp/budget.js";
+import { callTool, mcpClient, scenarioEnv } from "./harness.js";
 
-const sizes: Record<string, { category: string; diagnosis: number; text: number }> = {};
+const sizes: Record<string, { category: string; diagnosis: number; text: number; answer: number }> = {};
 
 afterAll(() => {
   const dir = path.resolve(import.meta.dirname, "../../test-artifacts");
@@ -55,9 +56,21 @@ describe("failure corpus", () => {
         if (e.kind !== "fix" && e.kind !== "units" && e.kind !== "no-message")
           expect(e.entry !== undefined || e.ref !== undefined, JSON.stringify(e)).toBe(true);
       }
+      // diagnose_run answers with the same diagnosis, within the budget.
+      const answer = await callTool(await mcpClient(env.engine), "diagnose_run", {
+        workflow: scenario.workflow,
+        key: scenario.key,
+      });
+      expect(answer.structuredContent).toEqual(JSON.parse(JSON.stringify(d)));
       const size = JSON.stringify(d).length;
-      sizes[scenario.name] = { category: d.category, diagnosis: size, text: diagnosisText(d).length };
-      expect(size).toBeLessThan(4000);
+      sizes[scenario.name] = {
+        category: d.category,
+        diagnosis: size,
+        text: diagnosisText(d).length,
+        answer: answerSize(answer),
+      };
+      expect(size).toBeLessThan(2500);
+      expect(answerSize(answer)).toBeLessThan(MAX_ANSWER_CHARS);
     });
   }
 });
