@@ -7,6 +7,8 @@
 
 import pg from "pg";
 
+const THROTTLE_MS = 10;
+
 export class ChangeListener {
   private counter = 0;
   private client: pg.Client | null = null;
@@ -14,6 +16,8 @@ export class ChangeListener {
   private closed = false;
   private retryMs = 100;
   private retryTimer: NodeJS.Timeout | null = null;
+  private pending: NodeJS.Timeout | null = null;
+  private lastCall = 0;
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -39,8 +43,27 @@ export class ChangeListener {
     };
   }
 
+  /**
+   * Counts a change at once; calls listeners at most once per THROTTLE_MS (the first at once, the rest
+   * folded into one call at the end of the window), so a busy database does not keep engines ticking.
+   */
   private bump(): void {
     this.counter++;
+    if (this.pending) return;
+    const wait = this.lastCall + THROTTLE_MS - Date.now();
+    if (wait <= 0) {
+      this.call();
+      return;
+    }
+    this.pending = setTimeout(() => {
+      this.pending = null;
+      this.call();
+    }, wait);
+    this.pending.unref();
+  }
+
+  private call(): void {
+    this.lastCall = Date.now();
     for (const l of this.listeners) {
       try {
         l();
@@ -108,6 +131,7 @@ export class ChangeListener {
     this.closed = true;
     this.listeners.clear();
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.pending) clearTimeout(this.pending);
     const client = this.client;
     this.client = null;
     this.connected = false;

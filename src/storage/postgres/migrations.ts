@@ -26,7 +26,7 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     updated_at BIGINT NOT NULL,
     finished_at BIGINT,
     UNIQUE (workflow, key)
-  );
+  ) WITH (fillfactor = 70);
   CREATE INDEX runs_wake ON ${s}.runs (wake_at) WHERE wake_at IS NOT NULL;
   CREATE INDEX runs_owner ON ${s}.runs (owner) WHERE owner IS NOT NULL;
   CREATE INDEX runs_created ON ${s}.runs (created_at, id);
@@ -51,7 +51,7 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     state_seq BIGINT,
     state_diff TEXT,
     PRIMARY KEY (run_id, seq)
-  );
+  ) WITH (fillfactor = 80);
 
   CREATE TABLE ${s}.messages (
     id BIGSERIAL PRIMARY KEY,
