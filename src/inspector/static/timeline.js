@@ -160,24 +160,28 @@ export function makeScale(t0, t1, intervals) {
   return { at, pieces, t0, t1, openTime: open };
 }
 
-/** Tick marks: each fold's length, then elapsed time at round steps inside unfolded pieces. */
+/**
+ * Tick marks: each fold's length, then round steps inside each unfolded piece, labelled from the run's
+ * start in the first piece and from the piece's own start after a fold.
+ */
 function ticks(scale) {
   const out = [];
   for (const p of scale.pieces) {
     if (p.fold) out.push({ x: p.x + p.w / 2, label: duration(p.b - p.a), fold: true, w: p.w, left: p.x });
   }
-  const target = Math.max(scale.openTime, 1) / 6;
-  const pow = 10 ** Math.floor(Math.log10(target));
-  const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= target) ?? target;
-  for (const p of scale.pieces) {
-    if (p.fold) continue;
-    const first = Math.ceil((p.a - scale.t0) / step) * step;
-    for (let e = first; scale.t0 + e <= p.b; e += step) {
-      const x = scale.at(scale.t0 + e);
+  scale.pieces.forEach((p, i) => {
+    if (p.fold) return;
+    const span = Math.max(p.b - p.a, 1);
+    const target = span / Math.max(1, Math.round((6 * p.w) / 100));
+    const pow = 10 ** Math.floor(Math.log10(target));
+    const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= target) ?? target;
+    const origin = i === 0 ? scale.t0 : p.a;
+    for (let e = Math.ceil((p.a - origin) / step) * step; origin + e <= p.b; e += step) {
+      const x = scale.at(origin + e);
       if (out.some((o) => Math.abs(o.x - x) < (o.fold ? 9 : 7))) continue;
       out.push({ x, label: e === 0 ? "0" : `+${duration(e)}` });
     }
-  }
+  });
   return out;
 }
 
