@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect, it } from "vitest";
@@ -92,4 +93,44 @@ it("attach() and MCP on a postgres URL read the runs and send messages that the 
     [String(owner.pid), "inv-1", "ann"],
     [String(owner.pid), "inv-2", "bob"],
   ]);
+});
+
+it("waymark mcp --db postgres://... serves the database beside the owning process", async () => {
+  const { url } = await tempSchema();
+  const ledger = path.join(tempDir(), "ledger.txt");
+  fs.writeFileSync(ledger, "");
+  await startWorker(url, { ledger, workflows: ["approval"], create: [["approval", "cli-1", null]] });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["--import", "tsx", "src/cli/main.ts", "mcp", "--stdio", "--db", url],
+    cwd: path.resolve(import.meta.dirname, "../.."),
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => (stderr += d));
+  const client = new Client({ name: "waymark-test", version: "1.0.0" });
+  await client.connect(transport);
+  onCleanup(() => client.close());
+  const call = async (name: string, args: Record<string, unknown>) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent?: any };
+  await until(
+    async () =>
+      (await call("get_run", { workflow: "approval", key: "cli-1" })).structuredContent?.status === "waiting",
+    "the run to wait, seen over MCP",
+  );
+  const sent = await call("send_message", {
+    workflow: "approval",
+    key: "cli-1",
+    queue: "decisions",
+    body: { approve: true, by: "stdio" },
+  });
+  expect(sent.isError).toBeFalsy();
+  const done = await call("wait_for_run", {
+    workflow: "approval",
+    key: "cli-1",
+    until: "finished",
+    timeoutSeconds: 30,
+  });
+  expect(done.structuredContent).toMatchObject({ status: "completed" });
+  expect(stderr).toContain("attached to postgres://");
 });
