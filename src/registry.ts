@@ -4,7 +4,7 @@ import type { Clock } from "./engine/clock.js";
 import { type Definitions, Engine } from "./engine/engine.js";
 import type { RunHandle } from "./engine/handle.js";
 import { nameProblem } from "./engine/history.js";
-import { openStore } from "./storage/open.js";
+import { type OpenOptions, openStore } from "./storage/open.js";
 import type { Durability } from "./storage/sqlite/sqlite-store.js";
 import type { Store } from "./storage/store.js";
 import type { AnyWorkflow, InputOf, WorkflowEntry } from "./workflow.js";
@@ -21,6 +21,8 @@ export interface StartOptions {
   random?: () => number;
   /** Lease owner id of this process (see EngineOptions.ownerId). */
   ownerId?: string;
+  /** How long a write waits for another process's lock before failing (SQLite; default 5,000 ms). */
+  busyTimeoutMs?: number;
 }
 
 /** An engine typed by its registry: workflow names, inputs, states and queues flow into handles. */
@@ -40,6 +42,13 @@ export interface Registry<U extends Record<string, WorkflowEntry>> {
   readonly definitions: Definitions;
   /** Opens the database and starts the engine: unfinished runs resume. */
   start(options?: StartOptions): Promise<WaymarkEngine<U>>;
+}
+
+function storeOptions(options: StartOptions): OpenOptions {
+  return {
+    ...(options.durability ? { durability: options.durability } : {}),
+    ...(options.busyTimeoutMs !== undefined ? { busyTimeoutMs: options.busyTimeoutMs } : {}),
+  };
 }
 
 /** Collects workflows into a registry. A name may hold several versions: `{ approval: [v1, v2] }`. */
@@ -77,9 +86,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     workflows: config.use,
     definitions,
     async start(options: StartOptions = {}) {
-      const store = await openStore(options.database, {
-        ...(options.durability ? { durability: options.durability } : {}),
-      });
+      const store = await openStore(options.database, storeOptions(options));
       const engine = new Engine(store, definitions, options);
       try {
         await engine.start();
@@ -97,9 +104,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
  * reads everything, stores messages, and asks the owning process to cancel or replay.
  */
 export async function attach(options: StartOptions = {}): Promise<Engine> {
-  const store = await openStore(options.database, {
-    ...(options.durability ? { durability: options.durability } : {}),
-  });
+  const store = await openStore(options.database, storeOptions(options));
   const engine = new Engine(store, new Map(), { ...options, execute: false });
   try {
     await engine.start();

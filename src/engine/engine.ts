@@ -107,6 +107,8 @@ export class Engine extends RunsApi implements EngineCore {
   private lastChange = -1;
   private messageMark = 0;
   closed = false;
+  /** True once start() got past its checks (a failed start writes nothing on close). */
+  private started = false;
 
   constructor(store: Store, defs: Definitions, options: EngineOptions = {}) {
     super(store, defs);
@@ -127,12 +129,11 @@ export class Engine extends RunsApi implements EngineCore {
 
   /** Checks the database against the registry, takes over dead owners' runs and starts the background loops. */
   async start(): Promise<void> {
-    if (this.executes) {
-      await this.checkVersions();
-      await this.publishDefinitions();
-    }
+    // Reads first, so a database that cannot be read is refused before anything is written to it.
+    if (this.executes) await this.checkVersions();
     this.messageMark = await this.store.maxMessageId();
     this.lastChange = await this.store.changeCounter();
+    if (this.executes) await this.publishDefinitions();
     await this.expireDeadOwners();
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
     this.poller = setInterval(() => void this.pollChanges(), this.pollMs);
@@ -140,6 +141,7 @@ export class Engine extends RunsApi implements EngineCore {
     if (this.executes) {
       this.heartbeat = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
     }
+    this.started = true;
     await this.tick();
   }
 
@@ -295,9 +297,22 @@ export class Engine extends RunsApi implements EngineCore {
       if (err instanceof StorageError) this.faulted.set(id, retryAt);
     }
     if (err instanceof StorageError) {
-      process.stderr.write(`waymark: ${err.message}\n`);
+      this.reportStorageError(err, runIds);
       this.arm(retryAt);
     }
+  }
+
+  /** Tells stderr (once per distinct message per second) and listeners that the database failed. */
+  private lastReport = { message: "", at: 0 };
+  reportStorageError(err: unknown, runIds: number[] = []): void {
+    const message = err instanceof Error ? err.message : String(err);
+    const code = (err as { code?: string }).code ?? "STORAGE_ERROR";
+    const now = Date.now();
+    if (message !== this.lastReport.message || now - this.lastReport.at > 1000) {
+      process.stderr.write(`waymark: ${message}\n`);
+      this.lastReport = { message, at: now };
+    }
+    this.events.emit({ type: "storage-error", code, message, runIds });
   }
 
   /**
@@ -428,9 +443,7 @@ export class Engine extends RunsApi implements EngineCore {
         await this.tickOnce();
       } catch (err) {
         if (this.closed) return;
-        process.stderr.write(
-          `waymark: scheduler pass failed: ${err instanceof Error ? err.message : String(err)}\n`,
-        );
+        this.reportStorageError(err);
         this.arm(this.clock.now() + 1000);
         return;
       }
@@ -530,9 +543,7 @@ export class Engine extends RunsApi implements EngineCore {
       await this.store.renewLeases(this.owner, this.clock.now() + this.leaseMs);
       await this.expireDeadOwners();
     } catch (err) {
-      process.stderr.write(
-        `waymark: lease renewal failed: ${err instanceof Error ? err.message : String(err)}\n`,
-      );
+      this.reportStorageError(err);
     }
   }
 
@@ -563,7 +574,7 @@ export class Engine extends RunsApi implements EngineCore {
     this.active.clear();
     await this.writes.flush();
     try {
-      if (this.executes) await this.store.expireOwner(this.owner, this.clock.now());
+      if (this.executes && this.started) await this.store.expireOwner(this.owner, this.clock.now());
     } catch {
       // the lease expires by itself
     }

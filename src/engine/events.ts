@@ -7,7 +7,9 @@ export type EngineEvent =
   | { type: "entry"; runId: number; workflow: string; key: string; row: EntryRow }
   | { type: "broadcast"; runId: number; workflow: string; key: string; event: string; data: unknown }
   /** Another process changed the database (runs it owns may have moved on). */
-  | { type: "external" };
+  | { type: "external" }
+  /** A write or read of the database failed; affected runs retry once it works again. */
+  | { type: "storage-error"; code: string; message: string; runIds: number[] };
 
 type Listener = (e: EngineEvent) => void;
 

@@ -65,6 +65,31 @@ function numbered(...values: unknown[]): Record<number, unknown> {
   return out;
 }
 
+/** Store methods whose SQLite errors are translated (commit and claims translate their own). */
+const GUARDED = [
+  "getRun",
+  "findRun",
+  "loadRuns",
+  "listRuns",
+  "countRuns",
+  "liveVersions",
+  "listEntries",
+  "getEntry",
+  "allEntries",
+  "listMessages",
+  "listRejections",
+  "messagesSince",
+  "maxMessageId",
+  "renewLeases",
+  "owners",
+  "expireOwner",
+  "nextWakeAt",
+  "pendingRequests",
+  "getRequest",
+  "workflowMeta",
+  "changeCounter",
+] as const;
+
 /** Opens (creating if needed) a Waymark SQLite database and applies migrations. */
 export function openSqliteStore(path: string, options: SqliteOptions = {}): SqliteStore {
   let db: Database.Database;
@@ -105,7 +130,7 @@ function describeOpenError(path: string, err: unknown): Error {
   if (code === "SQLITE_CORRUPT" || /malformed/.test(message)) {
     return new StorageError(
       "STORAGE_CORRUPT",
-      `"${path}" is corrupted (SQLite said: ${message}). Restore it from a backup, or try "sqlite3 ${path} .recover"; Waymark did not change it.`,
+      `"${path}" is corrupted (SQLite said: ${message}). Stop every process using it, then restore it from a backup, or save what is readable with "sqlite3 ${path} .recover > recovered.sql".`,
       { path },
       { cause: err },
     );
@@ -284,6 +309,18 @@ export class SqliteStore implements Store {
       ),
     };
     this.commitTx = db.transaction((batch: WriteBatch) => this.apply(batch));
+    // Every read and write reports SQLite's failures as StorageErrors that say what to do.
+    const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
+    for (const name of GUARDED) {
+      const method = self[name]!.bind(this);
+      self[name] = async (...args: unknown[]) => {
+        try {
+          return await method(...args);
+        } catch (err) {
+          throw this.describeWriteError(err);
+        }
+      };
+    }
   }
 
   async commit(batch: WriteBatch): Promise<BatchResult> {
@@ -374,6 +411,9 @@ export class SqliteStore implements Store {
     const code = (err as { code?: string }).code ?? "";
     const message = err instanceof Error ? err.message : String(err);
     const where = this.location;
+    if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") {
+      return describeOpenError(where, err);
+    }
     if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
       return new StorageError(
         "STORAGE_BUSY",
