@@ -15,6 +15,7 @@ const OUTSIDE =
   /\b(?:50[0-4]|429)\b|ECONN\w*|ETIMEDOUT|EAI_AGAIN|ENOTFOUND|EPIPE|socket hang up|unavailable|rate.?limit|fetch failed|network/i;
 const BUGS = new Set(["TypeError", "ReferenceError", "SyntaxError", "RangeError"]);
 
+/** Reads an error as an outside service failing, a bug in code (TypeError...), or neither. */
 export function causeKind(error: Pick<ErrorInfo, "name" | "message"> | null): CauseKind {
   if (!error) return "other";
   if (BUGS.has(error.name)) return "bug";

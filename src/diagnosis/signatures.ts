@@ -37,6 +37,7 @@ export interface FailureGroup {
   keys: string[];
 }
 
+/** Failure signatures over a window, with how much was scanned. */
 export interface FailureList {
   since: string;
   /** Runs looked at (failed or retrying, newest first). */
@@ -46,6 +47,7 @@ export interface FailureList {
   failures: FailureGroup[];
 }
 
+/** The entry name of failures thrown by workflow code outside any entry. */
 export const OUTSIDE_ENTRIES = "(workflow code)";
 
 const RULES: Array<[RegExp, string]> = [

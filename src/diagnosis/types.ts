@@ -15,6 +15,7 @@ export type Category =
   | "stalled"
   | "healthy";
 
+/** Every category, in the order the rules consider them. */
 export const CATEGORIES: readonly Category[] = [
   "step-failed",
   "fatal-error",
@@ -114,6 +115,7 @@ export interface DiagnoseOptions {
   similarWindowMs?: number;
 }
 
+/** The thresholds a diagnosis uses unless told otherwise. */
 export const DEFAULTS: Required<DiagnoseOptions> = {
   stuckAfterMs: 24 * 3_600_000,
   farSleepMs: 7 * 86_400_000,

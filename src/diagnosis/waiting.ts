@@ -8,7 +8,7 @@ import { culpritOf, entryAt, type Finding, type RunFacts } from "./facts.js";
 import { brief, cut, iso, plural, span } from "./format.js";
 import { findNearMisses, type NearMiss } from "./near-misses.js";
 import { repairBody } from "./repair.js";
-import type { Evidence, NextAction } from "./types.js";
+import type { Culprit, Evidence, NextAction } from "./types.js";
 
 interface QueueWait {
   wait: WaitInfo & { queue: string };
@@ -21,6 +21,12 @@ function refusal(error: string): string {
   return error
     .replace(/^The message for queue "[^"]*" of run "[^"]*" does not match the queue's schema: /, "")
     .replace(/\. Fix the body and send it again; nothing was stored\.$/, "");
+}
+
+/** The waiting entry as culprit (null if history lacks it, which a consistent database never does). */
+function waitCulprit(w: QueueWait): Culprit | null {
+  const e = entryAt(w.facts, w.wait.entry);
+  return e ? culpritOf(e) : null;
 }
 
 function waitFact(w: QueueWait): Evidence {
@@ -100,7 +106,7 @@ async function rejected(w: QueueWait, refused: RejectionRow[]): Promise<Finding>
   nextActions.push(person(`Fix the sender so its messages to "${wait.queue}" match the queue's schema.`));
   return {
     category: "rejected-messages",
-    culprit: culpritOf(entryAt(facts, wait.entry)!),
+    culprit: waitCulprit(w),
     summary: `The run waits on queue "${wait.queue}" at "${wait.entry}", but ${plural(refused.length, "message")} sent to it ${refused.length === 1 ? "was" : "were"} refused by the queue's schema, so nothing arrived. ${repaired ? `Resend it corrected (${repaired.changes.join(", ")}) and` : "Send a valid message and"} fix the sender.`,
     evidence,
     nextActions,
@@ -156,7 +162,7 @@ function stuck(w: QueueWait, misses: NearMiss[]): Finding {
   const timeout = wait.until === null ? "" : ` (it gives up at ${iso(wait.until)})`;
   return {
     category: "stuck-waiting",
-    culprit: culpritOf(entryAt(facts, wait.entry)!),
+    culprit: waitCulprit(w),
     summary: first
       ? `The run has waited ${age} on queue "${wait.queue}" at "${wait.entry}", but the message meant for it went astray: ${first.why}. ${fit ? `Send it to queue "${wait.queue}" of this run (the call below) and fix the sender.` : "Fix the sender and send it again."}`
       : `The run has waited ${age} on queue "${wait.queue}" at "${wait.entry}" and no message has arrived${timeout}. Whoever should answer has not: check the sender, or send the message with send_message.`,

@@ -34,6 +34,7 @@ const actionShape = z.discriminatedUnion("kind", [
   }),
 ]);
 
+/** The output schema of diagnose_run: a Diagnosis (src/diagnosis/types.ts). */
 export const diagnoseOutput = {
   run: z
     .object({ workflow: z.string(), key: z.string(), status: runStatusSchema, version: z.number() })
