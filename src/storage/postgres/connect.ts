@@ -102,62 +102,6 @@ export function clientConfig(target: PostgresTarget): pg.ClientConfig {
   };
 }
 
-/** Turns a failure to open (connect, log in, create the schema, migrate) into a message with the fix. */
-export function describeOpenError(t: PostgresTarget, err: unknown): Error {
-  if (err instanceof StorageError || err instanceof InvalidInputError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  const code = (err as { code?: string }).code ?? "";
-  const at = `${t.host}:${t.port}`;
-  const details = { location: t.location };
-  const make = (c: string, text: string) => new StorageError(c, text, details, { cause: err });
-  if (code === "ECONNREFUSED")
-    return make(
-      "STORAGE_CANNOT_CONNECT",
-      `Cannot connect to PostgreSQL at ${at}: nothing accepts connections there. Start PostgreSQL, or fix the host and port in the URL (${t.location}).`,
-    );
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN")
-    return make(
-      "STORAGE_CANNOT_CONNECT",
-      `Cannot connect to PostgreSQL: the host "${t.host}" is unknown. Fix the host in the URL (${t.location}).`,
-    );
-  if (code === "ETIMEDOUT" || /timeout/i.test(message))
-    return make(
-      "STORAGE_CANNOT_CONNECT",
-      `PostgreSQL at ${at} did not answer within 10 seconds. Check that the server is up and that no firewall blocks port ${t.port}.`,
-    );
-  if (code === "28P01" || code === "28000")
-    return make(
-      "STORAGE_AUTH_FAILED",
-      `PostgreSQL at ${at} refused user "${t.user}" (${message}). Check the user and password in the URL (postgres://user:password@${at}/${t.database}), or the server's pg_hba.conf.`,
-    );
-  if (code === "3D000")
-    return make(
-      "STORAGE_DATABASE_MISSING",
-      `PostgreSQL at ${at} has no database "${t.database}". Create it (createdb ${t.database}, or CREATE DATABASE "${t.database}"), or name an existing database in the URL.`,
-    );
-  if (code === "42501")
-    return make(
-      "STORAGE_PERMISSION_DENIED",
-      `User "${t.user}" may not create Waymark's tables in schema "${t.schema}" of database "${t.database}" (${message}). Grant it (GRANT CREATE ON DATABASE "${t.database}" TO "${t.user}", or GRANT ALL ON SCHEMA "${t.schema}" TO "${t.user}"), or choose a schema it owns with ?schema=name.`,
-    );
-  if (code === "53300")
-    return make(
-      "STORAGE_TOO_MANY_CONNECTIONS",
-      `PostgreSQL at ${at} has no connection slots left (${message}). Close other clients, raise max_connections, or give each Waymark process fewer connections with ?pool=N in the URL.`,
-    );
-  if (code === "57P03")
-    return make(
-      "STORAGE_CANNOT_CONNECT",
-      `PostgreSQL at ${at} is starting up or shutting down (${message}). Try again in a moment.`,
-    );
-  if (/SSL/i.test(message))
-    return make(
-      "STORAGE_CANNOT_CONNECT",
-      `Cannot connect to PostgreSQL at ${at}: ${message}. Match the server's SSL setting with ?sslmode=require or ?sslmode=disable in the URL.`,
-    );
-  return make("STORAGE_OPEN_FAILED", `Cannot open PostgreSQL database ${t.location}: ${message}`);
-}
-
 interface SchemaState {
   exists: boolean;
   version: number | null;

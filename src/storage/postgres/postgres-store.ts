@@ -7,7 +7,6 @@
 
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { LeaseLostError, StorageError, WaymarkError } from "../../errors.js";
 import type {
   BatchResult,
   EntryRow,
@@ -23,23 +22,11 @@ import type {
   WriteBatch,
 } from "../store.js";
 import { BatchWriter } from "./batch.js";
-import {
-  clientConfig,
-  describeOpenError,
-  migrate,
-  type PostgresTarget,
-  parsePostgresUrl,
-} from "./connect.js";
+import { clientConfig, migrate, type PostgresTarget, parsePostgresUrl } from "./connect.js";
+import { connectionLost, describeOpenError, describeRuntimeError } from "./errors.js";
 import { ChangeListener } from "./listener.js";
-import {
-  ENTRY_COLUMNS,
-  MESSAGE_COLUMNS,
-  REQUEST_COLUMNS,
-  runColumns,
-  type Tables,
-  TERMINAL_SQL,
-  tables,
-} from "./sql.js";
+import { statements } from "./queries.js";
+import { runColumns, type Tables, tables } from "./sql.js";
 
 export interface PostgresOptions {
   /** Open the LISTEN connection (default true). One-shot tools that never wait for changes skip it. */
@@ -53,16 +40,6 @@ type Query = <R extends pg.QueryResultRow = any>(
 ) => Promise<pg.QueryResult<R>>;
 
 const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure: the transaction rolled back
-
-/** The connection died (server restart, network, terminated backend): nothing of an open transaction stays. */
-function connectionLost(err: unknown): boolean {
-  const code = (err as { code?: string }).code ?? "";
-  const message = err instanceof Error ? err.message : "";
-  return (
-    /^(ECONNRESET|EPIPE|57P01|57P02|08000|08003|08006)$/.test(code) ||
-    /Connection terminated|connection error/i.test(message)
-  );
-}
 
 /** Opens (creating the schema and tables if needed) a Waymark database on PostgreSQL. */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
@@ -111,63 +88,7 @@ export class PostgresStore implements Store {
     const t = (this.t = tables(target.quoted));
     this.writer = new BatchWriter(t);
     this.notifySql = `NOTIFY ${target.channel}, '${instanceId}'`;
-    const RUN = runColumns();
-    this.sql = {
-      runById: `SELECT ${RUN} FROM ${t.runs} WHERE id = $1`,
-      runByKey: `SELECT ${RUN} FROM ${t.runs} WHERE workflow = $1 AND key = $2`,
-      runsByIds: `SELECT ${RUN} FROM ${t.runs} WHERE id = ANY($1::bigint[])`,
-      entriesOfRuns: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, seq`,
-      pendingOfRuns: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = ANY($1::bigint[])
-        AND consumed_at IS NULL ORDER BY id`,
-      entriesOf: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 ORDER BY seq`,
-      entriesPage: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-      entry: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq = $2`,
-      allMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 ORDER BY id LIMIT $2`,
-      pendingMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 AND consumed_at IS NULL
-        ORDER BY id LIMIT $2`,
-      rejections: `SELECT id, run_id AS "runId", queue, body, error, at FROM ${t.rejections} WHERE run_id = $1
-        ORDER BY id DESC LIMIT $2`,
-      messagesSince: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE id > $1 ORDER BY id LIMIT $2`,
-      maxMessageId: `SELECT coalesce(max(id), 0) AS id FROM ${t.messages}`,
-      countRuns: `SELECT workflow, version, status, count(*) AS count FROM ${t.runs}
-        GROUP BY workflow, version, status ORDER BY workflow COLLATE "C", version, status COLLATE "C"`,
-      liveVersions: `SELECT workflow, version, count(*) AS count, (array_agg(key ORDER BY id))[1:20] AS keys
-        FROM ${t.runs} WHERE status NOT IN ${TERMINAL_SQL} GROUP BY workflow, version`,
-      claimDue: `WITH due AS (
-          SELECT id FROM ${t.runs}
-          WHERE wake_at <= $1 AND (owner IS NULL OR lease_until <= $1) AND (owner IS NULL OR owner <> $2)
-            AND ($4::text[] IS NULL OR workflow = ANY($4::text[]))
-          ORDER BY wake_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-        UPDATE ${t.runs} r SET owner = $2, lease_until = $5, wake_at = $5, updated_at = $1,
-          status = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.status ELSE 'running' END,
-          waiting = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.waiting ELSE NULL END,
-          wait_queues = NULL
-        FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}`,
-      renew: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
-        WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 ORDER BY id FOR UPDATE)`,
-      owners: `SELECT owner, max(lease_until) AS "leaseUntil" FROM ${t.runs} WHERE owner IS NOT NULL GROUP BY owner`,
-      expireOwner: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
-        WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 ORDER BY id FOR UPDATE)`,
-      nextWake: `SELECT min(wake_at) AS at FROM ${t.runs} WHERE wake_at IS NOT NULL
-        AND ($1::text[] IS NULL OR workflow = ANY($1::text[]))`,
-      cancelRun: `UPDATE ${t.runs} SET status = 'cancelled', finished_at = $1, updated_at = $1, wake_at = NULL,
-          waiting = NULL, wait_queues = NULL, owner = NULL, lease_until = NULL
-        WHERE id = $2 AND status NOT IN ${TERMINAL_SQL} AND (owner IS NULL OR owner = $3 OR lease_until <= $1)`,
-      cancelEntries: `UPDATE ${t.entries} SET status = 'cancelled', ended_at = $1
-        WHERE run_id = $2 AND status IN ('running', 'waiting', 'retrying')`,
-      claimRun: `UPDATE ${t.runs} SET owner = $2, lease_until = $3, wake_at = $3
-        WHERE id = $1 AND (owner IS NULL OR owner = $2 OR lease_until <= $4)`,
-      getRequest: `SELECT ${REQUEST_COLUMNS}, done_at AS "doneAt", result FROM ${t.requests} WHERE id = $1`,
-      requestsAll: `SELECT ${REQUEST_COLUMNS} FROM ${t.requests} WHERE done_at IS NULL ORDER BY id LIMIT $1`,
-      requestsFor: `SELECT ${REQUEST_COLUMNS} FROM ${t.requests} WHERE done_at IS NULL AND run_id = ANY($1::bigint[])
-        ORDER BY id`,
-      registerWorkflows: `INSERT INTO ${t.workflows} (name, version, description, queues, actions, registered_at)
-        SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[])
-        ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
-          actions = excluded.actions, registered_at = excluded.registered_at`,
-      workflowMeta: `SELECT name, version, description, queues, actions, registered_at AS "registeredAt"
-        FROM ${t.workflows} ORDER BY name COLLATE "C", version`,
-    };
+    this.sql = statements(t);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------------
@@ -242,52 +163,8 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** Turns a driver error into a StorageError that says what happened and what to do. */
   private describe(err: unknown): unknown {
-    if (err instanceof WaymarkError || err instanceof LeaseLostError) return err;
-    const message = err instanceof Error ? err.message : String(err);
-    const code = (err as { code?: string }).code ?? "";
-    const where = `PostgreSQL at ${this.target.host}:${this.target.port}`;
-    const details = { location: this.location };
-    const make = (c: string, text: string) => new StorageError(c, text, details, { cause: err });
-    if (this.closed) return make("STORAGE_CLOSED", `The store for ${this.location} was closed.`);
-    if (
-      /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|57P01|57P02|57P03|08\w\w\w)$/.test(
-        code,
-      ) ||
-      /Connection terminated|timeout/i.test(message)
-    ) {
-      return make(
-        "STORAGE_UNAVAILABLE",
-        `Lost the connection to ${where} (${message}). Waymark retries and reloads the runs from the database; check that the server is up.`,
-      );
-    }
-    if (code === "40P01" || code === "40001" || code === "55P03")
-      return make(
-        "STORAGE_BUSY",
-        `${where} kept refusing a write for conflicts (${message}); Waymark retries.`,
-      );
-    if (code === "53100")
-      return make(
-        "STORAGE_FULL",
-        `The disk of ${where} is full (${message}); nothing was written. Free space; Waymark retries and the runs resume.`,
-      );
-    if (code === "25006")
-      return make(
-        "STORAGE_READONLY",
-        `${where} accepts no writes (${message}): it is a standby or in read-only mode. Point the URL at the primary.`,
-      );
-    if (code === "53300")
-      return make(
-        "STORAGE_TOO_MANY_CONNECTIONS",
-        `${where} has no connection slots left (${message}). Raise max_connections or lower ?pool=N; Waymark retries.`,
-      );
-    if (code === "42P01")
-      return make(
-        "STORAGE_SCHEMA_MISSING",
-        `Waymark's tables in schema "${this.schema}" of ${this.location} are gone (${message}). Was the schema dropped? Restart the process to recreate it empty, or restore it.`,
-      );
-    return make("STORAGE_FAILED", `PostgreSQL (${this.location}) failed: ${message}`);
+    return describeRuntimeError(err, this.target, this.closed);
   }
 
   // ---- writes -----------------------------------------------------------------------------------

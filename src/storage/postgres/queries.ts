@@ -1,0 +1,71 @@
+// The PostgreSQL store's statements (other than the batch write's, in batch.ts), built once per schema.
+
+import {
+  ENTRY_COLUMNS,
+  MESSAGE_COLUMNS,
+  REQUEST_COLUMNS,
+  runColumns,
+  type Tables,
+  TERMINAL_SQL,
+} from "./sql.js";
+
+/** The store's statements for one schema, by purpose (each prepared once per connection by name). */
+export function statements(t: Tables) {
+  const RUN = runColumns();
+  return {
+    runById: `SELECT ${RUN} FROM ${t.runs} WHERE id = $1`,
+    runByKey: `SELECT ${RUN} FROM ${t.runs} WHERE workflow = $1 AND key = $2`,
+    runsByIds: `SELECT ${RUN} FROM ${t.runs} WHERE id = ANY($1::bigint[])`,
+    entriesOfRuns: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, seq`,
+    pendingOfRuns: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = ANY($1::bigint[])
+      AND consumed_at IS NULL ORDER BY id`,
+    entriesOf: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 ORDER BY seq`,
+    entriesPage: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
+    entry: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq = $2`,
+    allMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 ORDER BY id LIMIT $2`,
+    pendingMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 AND consumed_at IS NULL
+      ORDER BY id LIMIT $2`,
+    rejections: `SELECT id, run_id AS "runId", queue, body, error, at FROM ${t.rejections} WHERE run_id = $1
+      ORDER BY id DESC LIMIT $2`,
+    messagesSince: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE id > $1 ORDER BY id LIMIT $2`,
+    maxMessageId: `SELECT coalesce(max(id), 0) AS id FROM ${t.messages}`,
+    countRuns: `SELECT workflow, version, status, count(*) AS count FROM ${t.runs}
+      GROUP BY workflow, version, status ORDER BY workflow COLLATE "C", version, status COLLATE "C"`,
+    liveVersions: `SELECT workflow, version, count(*) AS count, (array_agg(key ORDER BY id))[1:20] AS keys
+      FROM ${t.runs} WHERE status NOT IN ${TERMINAL_SQL} GROUP BY workflow, version`,
+    claimDue: `WITH due AS (
+        SELECT id FROM ${t.runs}
+        WHERE wake_at <= $1 AND (owner IS NULL OR lease_until <= $1) AND (owner IS NULL OR owner <> $2)
+          AND ($4::text[] IS NULL OR workflow = ANY($4::text[]))
+        ORDER BY wake_at LIMIT $3 FOR UPDATE SKIP LOCKED)
+      UPDATE ${t.runs} r SET owner = $2, lease_until = $5, wake_at = $5, updated_at = $1,
+        status = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.status ELSE 'running' END,
+        waiting = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.waiting ELSE NULL END,
+        wait_queues = NULL
+      FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}`,
+    renew: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
+      WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 ORDER BY id FOR UPDATE)`,
+    owners: `SELECT owner, max(lease_until) AS "leaseUntil" FROM ${t.runs} WHERE owner IS NOT NULL GROUP BY owner`,
+    expireOwner: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
+      WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 ORDER BY id FOR UPDATE)`,
+    nextWake: `SELECT min(wake_at) AS at FROM ${t.runs} WHERE wake_at IS NOT NULL
+      AND ($1::text[] IS NULL OR workflow = ANY($1::text[]))`,
+    cancelRun: `UPDATE ${t.runs} SET status = 'cancelled', finished_at = $1, updated_at = $1, wake_at = NULL,
+        waiting = NULL, wait_queues = NULL, owner = NULL, lease_until = NULL
+      WHERE id = $2 AND status NOT IN ${TERMINAL_SQL} AND (owner IS NULL OR owner = $3 OR lease_until <= $1)`,
+    cancelEntries: `UPDATE ${t.entries} SET status = 'cancelled', ended_at = $1
+      WHERE run_id = $2 AND status IN ('running', 'waiting', 'retrying')`,
+    claimRun: `UPDATE ${t.runs} SET owner = $2, lease_until = $3, wake_at = $3
+      WHERE id = $1 AND (owner IS NULL OR owner = $2 OR lease_until <= $4)`,
+    getRequest: `SELECT ${REQUEST_COLUMNS}, done_at AS "doneAt", result FROM ${t.requests} WHERE id = $1`,
+    requestsAll: `SELECT ${REQUEST_COLUMNS} FROM ${t.requests} WHERE done_at IS NULL ORDER BY id LIMIT $1`,
+    requestsFor: `SELECT ${REQUEST_COLUMNS} FROM ${t.requests} WHERE done_at IS NULL AND run_id = ANY($1::bigint[])
+      ORDER BY id`,
+    registerWorkflows: `INSERT INTO ${t.workflows} (name, version, description, queues, actions, registered_at)
+      SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+      ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
+        actions = excluded.actions, registered_at = excluded.registered_at`,
+    workflowMeta: `SELECT name, version, description, queues, actions, registered_at AS "registeredAt"
+      FROM ${t.workflows} ORDER BY name COLLATE "C", version`,
+  };
+}
