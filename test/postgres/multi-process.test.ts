@@ -28,7 +28,7 @@ it("three engine processes share 300 runs; one killed with SIGKILL midway; every
   for (let w = 0; w < 3; w++) {
     const create: Array<[string, string, unknown]> = [];
     for (let n = w; n < RUNS; n += 3) create.push(["job", `job-${n}`, { n }]);
-    workers.push(startWorker(url, { ledger, gate, machine: `machine-${w}`, leaseMs: 4000, create }));
+    workers.push(startWorker(url, { ledger, gate, machine: `machine-${w}`, leaseMs: 6000, create }));
   }
   const [w0, victim, w2] = (await Promise.all(workers)) as [Worker, Worker, Worker];
   const engine = closeLater(await attach({ database: url }));
