@@ -95,19 +95,20 @@ export class PostgresStore implements Store {
 
   /**
    * One statement on any pooled connection (prepared once per connection by name). A statement that
-   * met a dead pooled connection is tried again on a fresh one: each is a transaction of its own, so
-   * it either ran whole or not at all, and every one of them may run twice.
+   * met a dead connection is tried again on a fresh one when running it twice is harmless (`retry`):
+   * reads and idempotent writes.
    */
   private async q<R extends pg.QueryResultRow = any>(
     name: string,
     text: string,
     values: unknown[] = [],
+    retry = true,
   ): Promise<pg.QueryResult<R>> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.pool.query<R>({ name, text, values });
       } catch (err) {
-        if (connectionLost(err) && attempt < 3 && !this.closed) continue;
+        if (retry && connectionLost(err) && attempt < 3 && !this.closed) continue;
         throw this.describe(err);
       }
     }
@@ -183,14 +184,9 @@ export class PostgresStore implements Store {
     limit: number,
     workflows: string[] | null,
   ): Promise<RunRow[]> {
-    const { rows } = await this.q<RunRow>("wm_claim_due", this.sql.claimDue, [
-      now,
-      owner,
-      limit,
-      workflows,
-      leaseUntil,
-    ]);
-    return rows;
+    // Not retried: if the connection died after the claim committed, a second claim would take more runs.
+    const values = [now, owner, limit, workflows, leaseUntil];
+    return (await this.q<RunRow>("wm_claim_due", this.sql.claimDue, values, false)).rows;
   }
 
   async renewLeases(owner: string, leaseUntil: number): Promise<void> {
