@@ -86,7 +86,10 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     workflows: config.use,
     definitions,
     async start(options: StartOptions = {}) {
-      const store = await openStore(options.database, storeOptions(options));
+      const store = await openStore(options.database, {
+        ...storeOptions(options),
+        backgroundCheckpoints: true,
+      });
       const engine = new Engine(store, definitions, options);
       try {
         await engine.start();

@@ -98,6 +98,11 @@ export class Engine extends RunsApi implements EngineCore {
   private readonly randomFn: () => number;
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
+  /**
+   * Until this time every run this process holds has a lease valid for at least a third of the lease
+   * length more (claims and renewals set lease_until = now + leaseMs), so commits skip the lease check.
+   */
+  private leaseSafeUntil = 0;
   private poller: NodeJS.Timeout | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private unsubscribeClock: (() => void) | null = null;
@@ -123,6 +128,7 @@ export class Engine extends RunsApi implements EngineCore {
       store,
       () => this.clock.now(),
       (ids, err) => this.onWriteFailure(ids, err),
+      () => this.clock.now() >= this.leaseSafeUntil,
     );
     this.requests = new Requests(this);
   }
@@ -142,6 +148,7 @@ export class Engine extends RunsApi implements EngineCore {
       this.heartbeat = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
     }
     this.started = true;
+    this.leaseSafeUntil = this.clock.now() + Math.floor((this.leaseMs * 2) / 3);
     await this.tick();
   }
 
@@ -540,7 +547,9 @@ export class Engine extends RunsApi implements EngineCore {
   private async renew(): Promise<void> {
     if (this.closed) return;
     try {
-      await this.store.renewLeases(this.owner, this.clock.now() + this.leaseMs);
+      const at = this.clock.now();
+      await this.store.renewLeases(this.owner, at + this.leaseMs);
+      this.leaseSafeUntil = at + Math.floor((this.leaseMs * 2) / 3);
       await this.expireDeadOwners();
     } catch (err) {
       this.reportStorageError(err);

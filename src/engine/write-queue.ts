@@ -70,7 +70,7 @@ class Pending {
     this.owned.delete(runId);
   }
 
-  toBatch(now: number): WriteBatch {
+  toBatch(now: number, checkLeases: boolean): WriteBatch {
     return {
       now,
       creates: this.creates.map((c) => c.req),
@@ -84,7 +84,7 @@ class Pending {
       requestsDone: this.requestsDone,
       rejections: this.rejections,
       requests: this.requests.map(({ runId, kind, args }) => ({ runId, kind, args })),
-      leases: [...this.owned].map(([runId, owner]) => ({ runId, owner })),
+      leases: checkLeases ? [...this.owned].map(([runId, owner]) => ({ runId, owner })) : [],
     };
   }
 
@@ -108,6 +108,11 @@ export class WriteQueue {
     private readonly store: Store,
     private readonly now: () => number,
     private readonly onFailure: WriteFailureHandler,
+    /**
+     * Whether leases must be checked in the database: false while this process's leases are known to
+     * be valid (renewed recently), since nobody else can claim a run before its lease expires.
+     */
+    private readonly leasesInDoubt: () => boolean = () => true,
   ) {}
 
   /** Writes an entry row (full row; replaces an earlier write of the same entry this turn). */
@@ -258,7 +263,7 @@ export class WriteQueue {
       try {
         result = batch.isEmpty()
           ? { created: [], messages: [], requests: [] }
-          : await this.store.commit(batch.toBatch(this.now()));
+          : await this.store.commit(batch.toBatch(this.now(), this.leasesInDoubt()));
         this.commits++;
       } catch (err) {
         if (err instanceof LeaseLostError && batch.owned.has(err.runId)) {

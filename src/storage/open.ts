@@ -11,6 +11,8 @@ export interface OpenOptions {
   durability?: Durability;
   /** SQLite only. */
   busyTimeoutMs?: number;
+  /** SQLite only: checkpoint the WAL on a worker thread (for processes that execute runs). */
+  backgroundCheckpoints?: boolean;
 }
 
 /** The default database file, relative to the working directory. */

@@ -21,6 +21,7 @@ import type {
   WorkflowMeta,
   WriteBatch,
 } from "../store.js";
+import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
 
 /** `normal`: survives a process crash (WAL, synchronous=NORMAL). `full`: also survives power loss. */
@@ -31,6 +32,11 @@ export interface SqliteOptions {
   /** How long a write waits for another process's lock before failing (ms). */
   busyTimeoutMs?: number;
   readonly?: boolean;
+  /**
+   * Run WAL checkpoints on a worker thread instead of inside commits (for a process that executes
+   * runs: its commits then only append to the WAL). Default false: SQLite's automatic checkpoints.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
@@ -112,7 +118,12 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
     db.close();
     throw describeOpenError(path, err);
   }
-  return new SqliteStore(db, path);
+  const store = new SqliteStore(db, path);
+  if (options.backgroundCheckpoints && path !== ":memory:" && !options.readonly) {
+    db.pragma("wal_autocheckpoint = 0");
+    store.checkpointer = startCheckpointer(path);
+  }
+  return store;
 }
 
 function describeOpenError(path: string, err: unknown): Error {
@@ -225,11 +236,14 @@ export class SqliteStore implements Store {
         AND instr(wait_queues, '|' || ?3 || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
       wakeIfMessageWaiting: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM messages
         WHERE run_id = ?2 AND consumed_at IS NULL AND instr(?3, '|' || queue || '|') > 0)`),
-      upsertEntry:
-        p(`INSERT OR REPLACE INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
+      upsertEntry: p(`INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
           ended_at, input, output, error, attempts, detail, state_seq, state_diff)
-        VALUES (@runId, @seq, @scope, @ordinal, @name, @kind, @status, @startedAt, @endedAt, @input, @output,
-          @error, @attempts, @detail, @stateSeq, @stateDiff)`),
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (run_id, seq) DO UPDATE SET scope = excluded.scope, ordinal = excluded.ordinal,
+          name = excluded.name, kind = excluded.kind, status = excluded.status, started_at = excluded.started_at,
+          ended_at = excluded.ended_at, input = excluded.input, output = excluded.output, error = excluded.error,
+          attempts = excluded.attempts, detail = excluded.detail, state_seq = excluded.state_seq,
+          state_diff = excluded.state_diff`),
       deleteEntry: p("DELETE FROM entries WHERE run_id = ? AND seq = ?"),
       consume: p(
         "UPDATE messages SET consumed_at = ?, consumed_by = ? WHERE id = ? AND run_id = ? AND consumed_at IS NULL",
@@ -357,7 +371,26 @@ export class SqliteStore implements Store {
     }
     for (const t of batch.truncateEntries) for (const seq of t.seqs) s.deleteEntry.run(t.runId, seq);
     for (const d of batch.deleteEntries) for (const seq of d.seqs) s.deleteEntry.run(d.runId, seq);
-    for (const e of batch.entries) s.upsertEntry.run(e);
+    for (const e of batch.entries) {
+      s.upsertEntry.run(
+        e.runId,
+        e.seq,
+        e.scope,
+        e.ordinal,
+        e.name,
+        e.kind,
+        e.status,
+        e.startedAt,
+        e.endedAt,
+        e.input,
+        e.output,
+        e.error,
+        e.attempts,
+        e.detail,
+        e.stateSeq,
+        e.stateDiff,
+      );
+    }
     for (const id of batch.unconsume) s.unconsume.run(id);
     for (const c of batch.consume) {
       if (s.consume.run(now, c.bySeq, c.messageId, c.runId).changes !== 1) {
@@ -663,7 +696,12 @@ export class SqliteStore implements Store {
     return this.db.pragma("data_version", { simple: true }) as number;
   }
 
+  /** Set when checkpoints run on a worker thread. */
+  checkpointer: Checkpointer | null = null;
+
   async close(): Promise<void> {
+    await this.checkpointer?.stop();
+    this.checkpointer = null;
     if (this.db.open) this.db.close();
   }
 

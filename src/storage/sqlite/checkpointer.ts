@@ -1,0 +1,45 @@
+// WAL checkpoints on a worker thread, so the engine's thread only ever appends to the WAL.
+//
+// The engine's connection turns automatic checkpoints off; this worker opens its own connection to the
+// same file and runs a PASSIVE checkpoint every `intervalMs`. PASSIVE never blocks writers; once a
+// checkpoint has copied every frame, the next write starts the WAL over, so it stays bounded.
+
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
+
+const WORKER = `
+const { workerData, parentPort } = require("node:worker_threads");
+const Database = require(workerData.module);
+const db = new Database(workerData.path);
+db.pragma("busy_timeout = 1000");
+const tick = () => { try { db.pragma("wal_checkpoint(PASSIVE)"); } catch {} };
+const timer = setInterval(tick, workerData.intervalMs);
+parentPort.on("message", () => { clearInterval(timer); tick(); db.close(); parentPort.close(); });
+`;
+
+/** A running background checkpointer; `stop()` runs a last checkpoint and ends the thread. */
+export interface Checkpointer {
+  stop(): Promise<void>;
+}
+
+export function startCheckpointer(path: string, intervalMs = 100): Checkpointer {
+  const module = createRequire(import.meta.url).resolve("better-sqlite3");
+  const worker = new Worker(WORKER, { eval: true, workerData: { module, path, intervalMs } });
+  worker.unref();
+  worker.on("error", (err) => {
+    process.stderr.write(
+      `waymark: the WAL checkpointer stopped (${err.message}); checkpoints happen at close.\n`,
+    );
+  });
+  return {
+    stop: () =>
+      new Promise<void>((resolve) => {
+        const timeout = setTimeout(() => void worker.terminate().then(() => resolve()), 2000);
+        worker.once("exit", () => {
+          clearTimeout(timeout);
+          resolve();
+        });
+        worker.postMessage("stop");
+      }),
+  };
+}
