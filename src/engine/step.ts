@@ -206,6 +206,49 @@ export async function runStep<T>(
   }
 }
 
+/** The context one attempt's function receives (a class: one allocation, accessors on the prototype). */
+class AttemptContext implements StepContext {
+  private controller: AbortController | null = null;
+  constructor(
+    private readonly exec: RunExecution,
+    private readonly scope: Scope,
+    private readonly work: { value: object },
+    readonly attempt: number,
+    readonly name: string,
+  ) {}
+  get state(): any {
+    return this.work.value;
+  }
+  set state(value: any) {
+    this.work.value = value;
+  }
+  get key(): string {
+    return this.exec.key;
+  }
+  get workflow(): string {
+    return this.exec.workflow;
+  }
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      this.exec.controllers.add(this.controller);
+      if (this.scope.cancelled || this.exec.dead) this.controller.abort(new Abandoned());
+    }
+    return this.controller.signal;
+  }
+  broadcast(event: string, data?: unknown): void {
+    this.exec.core.emitBroadcast(this.exec, event, data);
+  }
+  /** Fires the signal (timeout). */
+  abort(reason: unknown): void {
+    void this.signal;
+    this.controller!.abort(reason);
+  }
+  release(): void {
+    if (this.controller) this.exec.controllers.delete(this.controller);
+  }
+}
+
 async function runAttempt<T>(
   exec: RunExecution,
   scope: Scope,
@@ -216,39 +259,14 @@ async function runAttempt<T>(
   path: string,
   work: { value: object },
 ): Promise<T> {
-  let controller: AbortController | null = null;
-  const signal = (): AbortSignal => {
-    if (!controller) {
-      controller = new AbortController();
-      exec.controllers.add(controller);
-      if (scope.cancelled || exec.dead) controller.abort(new Abandoned());
-    }
-    return controller.signal;
-  };
-  const step: StepContext = {
-    get state() {
-      return work.value;
-    },
-    set state(value) {
-      work.value = value;
-    },
-    get signal() {
-      return signal();
-    },
-    attempt,
-    name,
-    key: exec.key,
-    workflow: exec.workflow,
-    broadcast: (event, data) => exec.core.emitBroadcast(exec, event, data),
-  };
+  const step = new AttemptContext(exec, scope, work, attempt, name);
   if (timeout === null) {
     try {
       return await fn(step);
     } finally {
-      if (controller) exec.controllers.delete(controller);
+      step.release();
     }
   }
-  signal();
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
@@ -256,13 +274,13 @@ async function runAttempt<T>(
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const err = new StepTimeoutError(path, timeout, attempt);
-          controller!.abort(err);
+          step.abort(err);
           reject(err);
         }, timeout);
       }),
     ]);
   } finally {
     clearTimeout(timer);
-    exec.controllers.delete(controller!);
+    step.release();
   }
 }

@@ -40,7 +40,19 @@ class Pending {
   requestsDone: WriteBatch["requestsDone"] = [];
   rejections: WriteBatch["rejections"] = [];
   owned = new Map<number, string>();
-  flushers: Array<(failed: ReadonlySet<number>) => void> = [];
+  /** One promise per batch, shared by everyone who flushes into it. */
+  done: Promise<ReadonlySet<number>> | null = null;
+  private resolveDone: ((failed: ReadonlySet<number>) => void) | null = null;
+
+  /** The batch's shared flush promise (created on first use). */
+  flushed(): Promise<ReadonlySet<number>> {
+    if (!this.done) this.done = new Promise((r) => (this.resolveDone = r));
+    return this.done;
+  }
+
+  settle(): void {
+    this.resolveDone?.(this.failed);
+  }
   /** Runs whose writes in this batch were dropped (lease lost, or the commit failed). */
   failed = new Set<number>();
 
@@ -222,10 +234,8 @@ export class WriteQueue {
    * dropped instead (their lease was lost or the commit failed); usually empty.
    */
   flush(): Promise<ReadonlySet<number>> {
-    return new Promise((resolve) => {
-      this.pending.flushers.push(resolve);
-      this.schedule();
-    });
+    this.schedule();
+    return this.pending.flushed();
   }
 
   private schedule(): void {
@@ -240,13 +250,13 @@ export class WriteQueue {
   private async drain(): Promise<void> {
     if (this.inFlight) {
       await this.inFlight;
-      if (!this.pending.isEmpty() || this.pending.flushers.length) this.schedule();
+      if (!this.pending.isEmpty() || this.pending.done) this.schedule();
       return;
     }
     this.ageMarkers();
     const batch = this.pending;
     if (this.markers.size > 0) this.schedule();
-    if (batch.isEmpty() && batch.flushers.length === 0) return;
+    if (batch.isEmpty() && !batch.done) return;
     this.pending = new Pending();
     this.inFlight = this.commit(batch);
     try {
@@ -254,7 +264,7 @@ export class WriteQueue {
     } finally {
       this.inFlight = null;
     }
-    if (!this.pending.isEmpty() || this.pending.flushers.length) this.schedule();
+    if (!this.pending.isEmpty() || this.pending.done) this.schedule();
   }
 
   private async commit(batch: Pending): Promise<void> {
@@ -278,7 +288,7 @@ export class WriteQueue {
         for (const c of batch.creates) c.d.reject(err);
         for (const m of batch.messages) m.d.reject(err);
         for (const r of batch.requests) r.d.reject(err);
-        for (const f of batch.flushers) f(batch.failed);
+        batch.settle();
         return;
       }
       batch.creates.forEach((c, i) => {
@@ -290,7 +300,7 @@ export class WriteQueue {
       batch.requests.forEach((r, i) => {
         r.d.resolve(result.requests[i]!);
       });
-      for (const f of batch.flushers) f(batch.failed);
+      batch.settle();
       return;
     }
   }
