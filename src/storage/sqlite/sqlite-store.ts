@@ -109,7 +109,7 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
   }
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    if (path !== ":memory:" && !options.readonly) db.pragma("journal_mode = WAL");
+    if (path !== ":memory:" && !options.readonly) setWal(db);
     db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
     db.pragma("temp_store = MEMORY");
     db.pragma("cache_size = -32000");
@@ -124,6 +124,19 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
     store.checkpointer = startCheckpointer(path);
   }
   return store;
+}
+
+/** Switches to WAL; two processes creating one file at once can briefly lock each other out, so retry. */
+function setWal(db: Database.Database): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== "SQLITE_BUSY" || attempt >= 50) throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+  }
 }
 
 function describeOpenError(path: string, err: unknown): Error {
@@ -201,8 +214,10 @@ function migrate(db: Database.Database, path: string, readonly: boolean): void {
     );
   }
   db.transaction(() => {
-    for (let v = version; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
-    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    // Read again under the write lock: another process may have migrated meanwhile.
+    const current = db.pragma("user_version", { simple: true }) as number;
+    for (let v = current; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    if (current < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }
 
