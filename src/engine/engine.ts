@@ -473,13 +473,18 @@ export class Engine extends RunsApi implements EngineCore {
       for (;;) {
         const room = this.maxActive - this.active.size;
         if (room <= 0) break;
-        const limit = Math.min(room, 500);
+        // Modest chunks, so engines sharing a database share the runs a burst of messages wakes.
+        const limit = Math.min(room, 100);
         const claimed = await this.store.claimDue(now, this.owner, now + this.leaseMs, limit, [
           ...this.defs.keys(),
         ]);
         if (claimed.length === 0) break;
         const resume: number[] = [];
-        for (const run of claimed) if (!(await this.requests.applyOnClaim(run))) resume.push(run.id);
+        for (const run of claimed) {
+          // Ours already (its lease lapsed while we ran it, e.g. a blocked event loop): the claim renewed it.
+          if (this.active.has(run.id) || this.loading.has(run.id)) continue;
+          if (!(await this.requests.applyOnClaim(run))) resume.push(run.id);
+        }
         // Messages this process sends while these runs load are kept for them (see send()).
         for (const id of resume) this.loading.set(id, []);
         try {
@@ -548,7 +553,9 @@ export class Engine extends RunsApi implements EngineCore {
     if (this.closed) return;
     try {
       const at = this.clock.now();
-      await this.store.renewLeases(this.owner, at + this.leaseMs);
+      // Only the runs this process really holds: one it claimed but lost track of expires and is claimed again.
+      const held = [...this.active.keys(), ...this.loading.keys(), ...this.faulted.keys()];
+      await this.store.renewLeases(this.owner, at + this.leaseMs, held);
       this.leaseSafeUntil = at + Math.floor((this.leaseMs * 2) / 3);
       await this.expireDeadOwners();
     } catch (err) {

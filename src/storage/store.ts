@@ -255,7 +255,7 @@ export interface Store {
 
   /**
    * Claims up to `limit` runs that are due (`wake_at <= now`) and not leased by a live owner
-   * (other than `owner`): sets owner, lease_until and wake_at = leaseUntil, and (unless the run is finished)
+   * (other than `owner`; a run this owner claimed but lost track of expires and goes to another process): sets owner, lease_until and wake_at = leaseUntil, and (unless the run is finished)
    * status `running` with what it waited on cleared. Returns the claimed rows.
    */
   claimDue(
@@ -265,8 +265,11 @@ export interface Store {
     limit: number,
     workflows: string[] | null,
   ): Promise<RunRow[]>;
-  /** Extends the lease (and wake_at) of every run this owner holds. */
-  renewLeases(owner: string, leaseUntil: number): Promise<void>;
+  /**
+   * Extends the lease (and wake_at) of the given runs this owner holds. A run the owner holds but no
+   * longer lists (a claim whose answer was lost) is left to expire, so it gets claimed again.
+   */
+  renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<void>;
   /** Owners currently holding runs, with their latest lease expiry. */
   owners(): Promise<Array<{ owner: string; leaseUntil: number }>>;
   /** Expires an owner's leases now (it is known dead), so its runs are claimable. */

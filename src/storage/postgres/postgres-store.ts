@@ -189,8 +189,8 @@ export class PostgresStore implements Store {
     return (await this.q<RunRow>("wm_claim_due", this.sql.claimDue, values, false)).rows;
   }
 
-  async renewLeases(owner: string, leaseUntil: number): Promise<void> {
-    await this.q("wm_renew", this.sql.renew, [leaseUntil, owner]);
+  async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<void> {
+    await this.q("wm_renew", this.sql.renew, [leaseUntil, owner, runIds]);
   }
 
   async expireOwner(owner: string, now: number): Promise<number> {

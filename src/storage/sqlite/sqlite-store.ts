@@ -295,15 +295,17 @@ export class SqliteStore implements Store {
       ),
       messagesSince: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id > ? ORDER BY id LIMIT ?`),
       maxMessageId: p("SELECT coalesce(max(id), 0) FROM messages").pluck(),
-      due: p(`SELECT id FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1) AND (owner IS NULL OR owner != ?2)
-        AND (?4 IS NULL OR workflow IN (SELECT value FROM json_each(?4)))
-        ORDER BY wake_at LIMIT ?3`).pluck(),
+      due: p(`SELECT id FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
+        AND (owner IS NULL OR owner != ?4)
+        AND (?3 IS NULL OR workflow IN (SELECT value FROM json_each(?3)))
+        ORDER BY wake_at LIMIT ?2`).pluck(),
       claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
           status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
           waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
           wait_queues = NULL
         WHERE id = @id RETURNING ${RUN_COLUMNS}`),
-      renew: p("UPDATE runs SET lease_until = ?1, wake_at = ?1 WHERE owner = ?2"),
+      renew: p(`UPDATE runs SET lease_until = ?1, wake_at = ?1
+        WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3))`),
       owners: p(
         "SELECT owner, max(lease_until) AS leaseUntil FROM runs WHERE owner IS NOT NULL GROUP BY owner",
       ),
@@ -627,7 +629,7 @@ export class SqliteStore implements Store {
       this.db
         .transaction(() => {
           const ids = this.stmts.due.all(
-            numbered(now, owner, limit, workflows ? JSON.stringify(workflows) : null),
+            numbered(now, limit, workflows ? JSON.stringify(workflows) : null, owner),
           ) as number[];
           for (const id of ids)
             claimed.push(this.stmts.claim.get({ owner, until: leaseUntil, now, id }) as RunRow);
@@ -639,8 +641,8 @@ export class SqliteStore implements Store {
     return claimed;
   }
 
-  async renewLeases(owner: string, leaseUntil: number): Promise<void> {
-    this.stmts.renew.run(numbered(leaseUntil, owner));
+  async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<void> {
+    this.stmts.renew.run(numbered(leaseUntil, owner, JSON.stringify(runIds)));
   }
 
   async owners(): Promise<Array<{ owner: string; leaseUntil: number }>> {
