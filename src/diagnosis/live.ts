@@ -201,11 +201,14 @@ export async function diagnoseCancelled(facts: RunFacts): Promise<Finding> {
       entry: stopped.id,
     });
   const pending = (await engine.store.pendingRequests([info.id], 10)).filter((r) => r.kind === "cancel");
+  const by = (info.error?.details as { by?: unknown } | undefined)?.by;
   evidence.push({
     kind: "by",
     fact: pending.length
       ? `cancel request #${pending[0]!.id} from another process (${iso(pending[0]!.createdAt)}) is still pending`
-      : "Waymark does not record who cancelled: cancel_run, engine.cancel() in the owning process, or a cancel request another process wrote",
+      : typeof by === "string"
+        ? `cancelled by ${by}`
+        : "the run does not record who cancelled it",
     ref: pending.length ? `request #${pending[0]!.id}` : "run",
   });
   return {

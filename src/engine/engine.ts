@@ -38,6 +38,16 @@ import { Requests } from "./requests.js";
 import { RunsApi } from "./runs-api.js";
 import { WriteQueue } from "./write-queue.js";
 
+/** What a cancelled run records as its error: who cancelled it and when. */
+function cancelReason(label: string, by: string, at: number): string {
+  return JSON.stringify({
+    name: "Cancelled",
+    code: "RUN_CANCELLED",
+    message: `Run "${label}" was cancelled by ${by} at ${new Date(at).toISOString()}.`,
+    details: { by, at },
+  });
+}
+
 /** A replay stored for the process that runs the workflow, not yet carried out. */
 export interface ReplayRequest {
   requested: true;
@@ -326,32 +336,38 @@ export class Engine extends RunsApi implements EngineCore {
    * Cancels a run at once: a running step's AbortSignal fires, waits and timers are dropped, history is
    * kept. A run executing in another process is asked to stop ("requested"); a finished run is left as is.
    */
-  async cancel(runId: number): Promise<RunStatus | "requested"> {
+  async cancel(runId: number, options: { by?: string } = {}): Promise<RunStatus | "requested"> {
     this.assertOpen();
     const exec = this.active.get(runId);
     const now = this.clock.now();
+    const by = options.by ?? "the API (engine.cancel)";
     if (exec) {
       exec.stop(new RunCancelledError(exec.label));
       this.active.delete(runId);
       await this.writes.flush();
-      await this.store.cancelRun(runId, now, this.owner);
+      await this.store.cancelRun(runId, now, this.owner, cancelReason(exec.label, by, now));
       this.events.emit({ type: "run", runId, workflow: exec.workflow, key: exec.key, status: "cancelled" });
       return "cancelled";
     }
     const row = await this.runRow(runId);
     if (TERMINAL_STATUSES.includes(row.status)) return row.status;
-    if (await this.store.cancelRun(runId, now, this.owner)) {
+    if (
+      await this.store.cancelRun(runId, now, this.owner, cancelReason(`${row.workflow}/${row.key}`, by, now))
+    ) {
       this.events.emit({ type: "run", runId, workflow: row.workflow, key: row.key, status: "cancelled" });
       return "cancelled";
     }
-    await this.writes.request(runId, "cancel", "{}");
+    await this.writes.request(runId, "cancel", JSON.stringify({ by }));
     return "requested";
   }
 
   /** Cancels a run this process just claimed (for a cancel request). */
-  async cancelClaimed(run: RunRow): Promise<void> {
+  async cancelClaimed(run: RunRow, by: string): Promise<void> {
     await this.writes.flush();
-    if (await this.store.cancelRun(run.id, this.clock.now(), this.owner)) {
+    const now = this.clock.now();
+    if (
+      await this.store.cancelRun(run.id, now, this.owner, cancelReason(`${run.workflow}/${run.key}`, by, now))
+    ) {
       this.events.emit({
         type: "run",
         runId: run.id,

@@ -5,6 +5,17 @@ import { type RequestRow, type RunRow, TERMINAL_STATUSES } from "../storage/stor
 import type { Engine } from "./engine.js";
 import { type ReplayOptions, replayRun } from "./replay.js";
 
+/** Who asked, as recorded with the request (default: another process). */
+function requestedBy(r: RequestRow): string {
+  try {
+    const by = (JSON.parse(r.args) as { by?: unknown }).by;
+    if (typeof by === "string" && by) return `${by} (a request from another process)`;
+  } catch {
+    // fall through
+  }
+  return "a request from another process";
+}
+
 export class Requests {
   constructor(private readonly engine: Engine) {}
 
@@ -18,7 +29,7 @@ export class Requests {
     let outcome: "resume" | "released" | "stop" = TERMINAL_STATUSES.includes(run.status) ? "stop" : "resume";
     for (const r of pending) {
       if (r.kind === "cancel") {
-        if (outcome !== "stop") await e.cancelClaimed(run);
+        if (outcome !== "stop") await e.cancelClaimed(run, requestedBy(r));
         outcome = "stop";
         e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
       } else if (r.kind === "replay") {
@@ -56,7 +67,7 @@ export class Requests {
     const pending: RequestRow[] = await e.store.pendingRequests(runIds, 100);
     for (const r of pending) {
       if (r.kind === "cancel") {
-        await e.cancel(r.runId);
+        await e.cancel(r.runId, { by: requestedBy(r) });
         e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
       } else {
         e.writes.requestDone(r.id, {

@@ -228,7 +228,7 @@ export abstract class RunsApi {
   /** Parses a message with its queue's schema; a refusal is recorded for diagnosis and thrown. */
   private async validateMessage(run: RunRow, queue: string, body: unknown): Promise<unknown> {
     const label = `${run.workflow}/${run.key}`;
-    const refuse = (err: Error): never => {
+    const refuse = async (err: Error): Promise<never> => {
       let text: string;
       try {
         text = JSON.stringify(body) ?? String(body);
@@ -242,18 +242,20 @@ export abstract class RunsApi {
         error: err.message,
         at: this.clock.now(),
       });
+      // Stored before the caller hears of it, so a diagnosis made right after can show it.
+      await this.writes.flush();
       throw err;
     };
     let schema: z.ZodType;
     try {
       schema = await this.queueSchema(run, queue);
     } catch (err) {
-      if (err instanceof UnknownQueueError) refuse(err);
+      if (err instanceof UnknownQueueError) await refuse(err);
       throw err;
     }
     const parsed = schema.safeParse(body);
     if (!parsed.success) {
-      refuse(
+      await refuse(
         new InvalidMessageError(
           label,
           queue,
@@ -285,9 +287,12 @@ export abstract class RunsApi {
       );
     }
     const idem = options.idempotencyKey;
-    if (idem !== undefined && (typeof idem !== "string" || idem.length === 0 || idem.length > 256)) {
+    if (
+      idem !== undefined &&
+      (typeof idem !== "string" || idem.length === 0 || idem.length > 256 || /[\u0000-\u001f]/.test(idem))
+    ) {
       throw new InvalidInputError(
-        `Invalid idempotency key ${JSON.stringify(idem)}: use a non-empty string of at most 256 characters.`,
+        `Invalid idempotency key ${describe(idem)}: use a non-empty string of at most 256 characters without control characters.`,
       );
     }
     const value = await this.validateMessage(run, queue, body);

@@ -274,7 +274,7 @@ export class InspectorApi {
   }
 
   private async cancel(workflow: string, key: string) {
-    const result = await this.engine.cancel(await this.runId(workflow, key));
+    const result = await this.engine.cancel(await this.runId(workflow, key), { by: "the run inspector" });
     return { status: result };
   }
 }

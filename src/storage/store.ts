@@ -279,9 +279,9 @@ export interface Store {
 
   /**
    * Cancels a run that is unowned, owned by `owner`, or whose lease expired: status cancelled, wake-up
-   * cleared, unfinished entries marked cancelled. False when it is finished or leased by someone else.
+   * cleared, unfinished entries marked cancelled, `reason` (JSON: who and when) stored as the run's error. False when it is finished or leased by someone else.
    */
-  cancelRun(runId: number, now: number, owner: string): Promise<boolean>;
+  cancelRun(runId: number, now: number, owner: string, reason: string): Promise<boolean>;
   /** Claims one run for `owner` if it is unowned, already its own, or its lease expired. */
   claimRun(runId: number, owner: string, leaseUntil: number, now: number): Promise<boolean>;
   /** A request and what became of it (null result while pending). */

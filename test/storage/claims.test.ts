@@ -12,6 +12,12 @@ async function sleeping(store: Store, key: string, wakeAt: number | null, workfl
   return (await store.getRun(run.id))!;
 }
 
+const REASON = JSON.stringify({
+  name: "Cancelled",
+  message: "cancelled by a test",
+  details: { by: "a test" },
+});
+
 describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
   it("claims due runs, earliest first: owner, lease, status running, waits cleared", async () => {
     const store = await (await backend.fresh()).open();
@@ -164,9 +170,10 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
       }),
     );
     await suspend(store, run, "me", T0, { waitQueues: "|q|", wakeAt: T0 + 500 });
-    expect(await store.cancelRun(run.id, T0 + 10, "someone")).toBe(true);
+    expect(await store.cancelRun(run.id, T0 + 10, "someone", REASON)).toBe(true);
     expect(await store.getRun(run.id)).toMatchObject({
       status: "cancelled",
+      error: REASON,
       finishedAt: T0 + 10,
       updatedAt: T0 + 10,
       wakeAt: null,
@@ -182,14 +189,14 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
       ["cancelled", T0 + 10],
       ["failed", T0 + 6],
     ]);
-    expect(await store.cancelRun(run.id, T0 + 20, "someone")).toBe(false); // finished
+    expect(await store.cancelRun(run.id, T0 + 20, "someone", REASON)).toBe(false); // finished
 
     const leased = await createRun(store, "l", { owner: "a", leaseUntil: T0 + 1000 });
-    expect(await store.cancelRun(leased.id, T0 + 500, "b")).toBe(false);
+    expect(await store.cancelRun(leased.id, T0 + 500, "b", REASON)).toBe(false);
     expect((await store.getRun(leased.id))!.status).toBe("running");
-    expect(await store.cancelRun(leased.id, T0 + 500, "a")).toBe(true);
+    expect(await store.cancelRun(leased.id, T0 + 500, "a", REASON)).toBe(true);
     const expired = await createRun(store, "e", { owner: "a", leaseUntil: T0 + 1000 });
-    expect(await store.cancelRun(expired.id, T0 + 1000, "b")).toBe(true);
+    expect(await store.cancelRun(expired.id, T0 + 1000, "b", REASON)).toBe(true);
   });
 
   it("two stores claiming at once never claim one run twice", async () => {

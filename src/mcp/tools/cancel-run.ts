@@ -37,7 +37,7 @@ export const cancelRun = defineTool({
         structured: { outcome: "already-finished" as const, status: row.status },
       }));
     }
-    const result = await ctx.engine.cancel(row.id);
+    const result = await ctx.engine.cancel(row.id, { by: "an MCP client (cancel_run)" });
     const now = (await ctx.engine.store.getRun(row.id))?.status ?? row.status;
     const outcome =
       result === "requested" ? "requested" : result === "cancelled" ? "cancelled" : "already-finished";

@@ -200,10 +200,11 @@ export class PostgresStore implements Store {
     );
   }
 
-  async cancelRun(runId: number, now: number, owner: string): Promise<boolean> {
+  async cancelRun(runId: number, now: number, owner: string, reason: string): Promise<boolean> {
     return this.transaction(
       async (q) => {
-        if ((await q("wm_cancel_run", this.sql.cancelRun, [now, runId, owner])).rowCount !== 1) return false;
+        if ((await q("wm_cancel_run", this.sql.cancelRun, [now, runId, owner, reason])).rowCount !== 1)
+          return false;
         await q("wm_cancel_entries", this.sql.cancelEntries, [now, runId]);
         return true;
       },

@@ -51,7 +51,7 @@ export function statements(t: Tables) {
     nextWake: `SELECT min(wake_at) AS at FROM ${t.runs} WHERE wake_at IS NOT NULL
       AND ($1::text[] IS NULL OR workflow = ANY($1::text[]))`,
     cancelRun: `UPDATE ${t.runs} SET status = 'cancelled', finished_at = $1, updated_at = $1, wake_at = NULL,
-        waiting = NULL, wait_queues = NULL, owner = NULL, lease_until = NULL
+        waiting = NULL, wait_queues = NULL, owner = NULL, lease_until = NULL, error = $4
       WHERE id = $2 AND status NOT IN ${TERMINAL_SQL} AND (owner IS NULL OR owner = $3 OR lease_until <= $1)`,
     cancelEntries: `UPDATE ${t.entries} SET status = 'cancelled', ended_at = $1
       WHERE run_id = $2 AND status IN ('running', 'waiting', 'retrying')`,

@@ -270,7 +270,7 @@ export class SqliteStore implements Store {
       ),
       cancelRun:
         p(`UPDATE runs SET status = 'cancelled', finished_at = ?1, updated_at = ?1, wake_at = NULL, waiting = NULL,
-          wait_queues = NULL, owner = NULL, lease_until = NULL
+          wait_queues = NULL, owner = NULL, lease_until = NULL, error = ?4
         WHERE id = ?2 AND status NOT IN ('completed', 'failed', 'cancelled')
           AND (owner IS NULL OR owner = ?3 OR lease_until <= ?1)`),
       cancelEntries: p(`UPDATE entries SET status = 'cancelled', ended_at = ?1
@@ -658,11 +658,11 @@ export class SqliteStore implements Store {
     return (at as number | null) ?? null;
   }
 
-  async cancelRun(runId: number, now: number, owner: string): Promise<boolean> {
+  async cancelRun(runId: number, now: number, owner: string, reason: string): Promise<boolean> {
     try {
       return this.db
         .transaction(() => {
-          if (this.stmts.cancelRun.run(numbered(now, runId, owner)).changes !== 1) return false;
+          if (this.stmts.cancelRun.run(numbered(now, runId, owner, reason)).changes !== 1) return false;
           this.stmts.cancelEntries.run(numbered(now, runId));
           return true;
         })
