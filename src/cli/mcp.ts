@@ -14,6 +14,7 @@ import { createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
 import { attach, type Registry } from "../registry.js";
 import { DEFAULT_DATABASE } from "../storage/open.js";
+import { isPostgresUrl } from "../storage/postgres/connect.js";
 
 const HELP = `Usage: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module] [--read-only] [--token-env NAME]
 
@@ -21,7 +22,7 @@ Serves a Waymark database over MCP.
   --stdio              Talk MCP over stdin/stdout (default): what Claude Code, Claude Desktop and Cursor spawn.
   --http [host:]port   Serve Streamable HTTP at http://host:port/mcp (host 127.0.0.1 by default; port 0 picks one),
                        and the run inspector (a web page) at http://host:port/.
-  --db file            SQLite database (default ${DEFAULT_DATABASE}).
+  --db file|url        SQLite database file (default ${DEFAULT_DATABASE}) or postgres:// URL.
   --registry module    A module exporting a registry (setup({ use })); TypeScript is loaded directly. This
                        server then runs the workflows itself. Without it, the server attaches beside the
                        application that owns the database: it reads everything, and its messages, cancels
@@ -152,7 +153,7 @@ export async function run(argv: string[]): Promise<number> {
       engine = (await registry.start({ database: args.db })) as unknown as Engine;
       log(`running workflows ${[...engine.defs.keys()].join(", ") || "(none)"} on ${args.db}`);
     } else {
-      if (args.db !== ":memory:" && !fs.existsSync(args.db)) {
+      if (args.db !== ":memory:" && !isPostgresUrl(args.db) && !fs.existsSync(args.db)) {
         log(`no database at ${args.db} yet: it is created empty. Start your application on the same file.`);
       }
       engine = await attach({ database: args.db });
