@@ -1,6 +1,6 @@
 // ctx.join, ctx.race and ctx.loop: parallel branches and long-lived loops, each in scopes of their own.
 
-import { BranchFailedError, InvalidInputError, InvalidNameError, StepFailedError } from "../errors.js";
+import { BranchFailedError, InvalidInputError, InvalidNameError } from "../errors.js";
 import type { EntryRow } from "../storage/store.js";
 import type { LoopOptions, LoopResult, WorkflowContext } from "../workflow.js";
 import { makeContext } from "./context.js";
@@ -31,6 +31,16 @@ function rethrowRecorded(exec: RunExecution, row: EntryRow): never {
     { branch: "?", message: info.message },
   ];
   throw new BranchFailedError(exec.label, entryPath(row.scope, row.name), failed);
+}
+
+/** Records a join, race or loop as failed with the error that ended it, then rethrows it. */
+async function failContainer(exec: RunExecution, row: EntryRow, err: unknown): Promise<never> {
+  if (isInternal(err) || exec.dead) throw err;
+  row.status = "failed";
+  row.endedAt = exec.core.clock.now();
+  row.error = JSON.stringify(errorInfo(err));
+  await exec.commitEntry(row);
+  throw err;
 }
 
 /** Adds array destructuring to a join result, in branch order. */
@@ -129,12 +139,7 @@ async function runParallel(
   try {
     result = await runBranches(exec, scope, path, branches, names, mode);
   } catch (err) {
-    if (isInternal(err) || exec.dead) throw err;
-    row.status = "failed";
-    row.endedAt = exec.core.clock.now();
-    row.error = JSON.stringify(errorInfo(err));
-    await exec.commitEntry(row);
-    throw err;
+    return failContainer(exec, row, err);
   }
   const out =
     mode === "all" ? result.values : { winner: result.winner, value: result.values[result.winner!] };
@@ -218,12 +223,7 @@ export async function runLoop(
         );
       }
     } catch (err) {
-      if (isInternal(err) || exec.dead) throw err;
-      row.status = "failed";
-      row.endedAt = exec.core.clock.now();
-      row.error = JSON.stringify(errorInfo(err));
-      await exec.commitEntry(row);
-      throw err instanceof StepFailedError ? err : err;
+      return failContainer(exec, row, err);
     }
     const done: number = detail.iteration;
     detail = { ...detail, iteration: done + 1 };
