@@ -2,12 +2,7 @@
 // Transports (stdio.ts, http.ts) only connect what this returns; every session shares the engine.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import {
-  ErrorCode,
-  McpError,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Engine } from "../engine/engine.js";
 import { changeFeed } from "./changes.js";
 import { McpContext, type McpServerOptions } from "./context.js";
@@ -60,13 +55,8 @@ function registerSubscriptions(mcp: McpServer, ctx: McpContext): void {
     if (uri === WORKFLOWS_URI) off = feed.watchAll(notify(uri));
     else {
       const addr = parseRunUri(uri);
-      if (!addr) {
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Cannot subscribe to ${uri}: subscribe to ${WORKFLOWS_URI} or to a run resource waymark://runs/{workflow}/{key} (or its /history, /state, /steps/{id}).`,
-        );
-      }
-      off = feed.watchRun(addr.workflow, addr.key, notify(uri));
+      // A URI that names nothing of ours is accepted (as the protocol expects) and simply never changes.
+      off = addr ? feed.watchRun(addr.workflow, addr.key, notify(uri)) : Promise.resolve(() => {});
     }
     subscriptions.set(uri, off);
     await off;
@@ -96,6 +86,7 @@ export function createMcpServer(engine: Engine, options: McpServerOptions = {}):
         resources: { subscribe: true, listChanged: false },
         prompts: { listChanged: false },
         completions: {},
+        logging: {},
       },
       instructions: INSTRUCTIONS,
     },
