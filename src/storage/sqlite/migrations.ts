@@ -1,3 +1,6 @@
+import type Database from "better-sqlite3";
+import { StorageError } from "../../errors.js";
+
 // Ordered schema migrations; `PRAGMA user_version` records how many have been applied.
 // Append only: never edit a migration that has shipped.
 
@@ -99,3 +102,42 @@ export const MIGRATIONS: readonly string[] = [
 
 /** The schema version this build writes; a database above it was written by a newer Waymark. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Applies the migrations a database lacks; refuses newer and foreign databases. */
+export function migrate(db: Database.Database, path: string, readonly: boolean): void {
+  const version = db.pragma("user_version", { simple: true }) as number;
+  if (version > SCHEMA_VERSION) {
+    throw new StorageError(
+      "STORAGE_NEWER_SCHEMA",
+      `"${path}" was written by a newer Waymark (schema version ${version}; this one understands up to ${SCHEMA_VERSION}). Upgrade Waymark to open it; it was not changed.`,
+      { path, version, supported: SCHEMA_VERSION },
+    );
+  }
+  if (version === 0) {
+    const tables = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+      .pluck()
+      .all() as string[];
+    if (tables.length > 0) {
+      throw new StorageError(
+        "STORAGE_FOREIGN_DATABASE",
+        `"${path}" is a SQLite database of something else (it has tables ${tables.slice(0, 5).join(", ")} but no Waymark schema). Point Waymark at a new file; this one was not changed.`,
+        { path, tables },
+      );
+    }
+  }
+  if (version === SCHEMA_VERSION) return;
+  if (readonly) {
+    throw new StorageError(
+      "STORAGE_NEEDS_MIGRATION",
+      `"${path}" needs a schema upgrade (version ${version} to ${SCHEMA_VERSION}) but was opened read-only. Open it once with write access.`,
+      { path },
+    );
+  }
+  db.transaction(() => {
+    // Read again under the write lock: another process may have migrated meanwhile.
+    const current = db.pragma("user_version", { simple: true }) as number;
+    for (let v = current; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    if (current < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

@@ -22,7 +22,17 @@ import type {
   WriteBatch,
 } from "../store.js";
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
-import { MIGRATIONS, SCHEMA_VERSION } from "./migrations.js";
+import { describeOpenError, describeStorageError } from "./errors.js";
+import { migrate } from "./migrations.js";
+import {
+  ENTRY_COLUMNS,
+  MESSAGE_COLUMNS,
+  numbered,
+  PATCH_COLUMNS,
+  prepareStatements,
+  RUN_COLUMNS,
+  type Statements,
+} from "./statements.js";
 
 /** `normal`: survives a process crash (WAL, synchronous=NORMAL). `full`: also survives power loss. */
 export type Durability = "normal" | "full";
@@ -37,38 +47,6 @@ export interface SqliteOptions {
    * runs: its commits then only append to the WAL). Default false: SQLite's automatic checkpoints.
    */
   backgroundCheckpoints?: boolean;
-}
-
-const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
-  waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
-  created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt`;
-const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
-  ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
-const MESSAGE_COLUMNS = `id, run_id AS runId, queue, body, sent_at AS sentAt, idempotency_key AS idempotencyKey,
-  consumed_at AS consumedAt, consumed_by AS consumedBy`;
-
-const PATCH_COLUMNS: Record<string, string> = {
-  status: "status",
-  state: "state",
-  output: "output",
-  error: "error",
-  waiting: "waiting",
-  waitQueues: "wait_queues",
-  wakeAt: "wake_at",
-  owner: "owner",
-  leaseUntil: "lease_until",
-  version: "version",
-  updatedAt: "updated_at",
-  finishedAt: "finished_at",
-};
-
-/** Binds `?1, ?2...` parameters (better-sqlite3 takes them as an object keyed by number). */
-function numbered(...values: unknown[]): Record<number, unknown> {
-  const out: Record<number, unknown> = {};
-  values.forEach((v, i) => {
-    out[i + 1] = v;
-  });
-  return out;
 }
 
 /** Store methods whose SQLite errors are translated (commit and claims translate their own). */
@@ -139,206 +117,19 @@ function setWal(db: Database.Database): void {
   }
 }
 
-function describeOpenError(path: string, err: unknown): Error {
-  if (err instanceof StorageError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  const code = (err as { code?: string }).code ?? "";
-  if (code === "SQLITE_NOTADB" || /not a database/.test(message)) {
-    return new StorageError(
-      "STORAGE_NOT_A_DATABASE",
-      `"${path}" is not a SQLite database (SQLite said: ${message}). Point Waymark at another file, or move this one away; Waymark did not change it.`,
-      { path },
-      { cause: err },
-    );
-  }
-  if (code === "SQLITE_CORRUPT" || /malformed/.test(message)) {
-    return new StorageError(
-      "STORAGE_CORRUPT",
-      `"${path}" is corrupted (SQLite said: ${message}). Stop every process using it, then restore it from a backup, or save what is readable with "sqlite3 ${path} .recover > recovered.sql".`,
-      { path },
-      { cause: err },
-    );
-  }
-  if (code === "SQLITE_CANTOPEN" || code === "SQLITE_READONLY" || /readonly|unable to open/.test(message)) {
-    return new StorageError(
-      "STORAGE_CANNOT_OPEN",
-      `Cannot open "${path}" for writing (SQLite said: ${message}). Check that the folder exists and that this user may write the file and its folder (SQLite adds -wal and -shm files beside it).`,
-      { path },
-      { cause: err },
-    );
-  }
-  if (code === "SQLITE_BUSY" || /locked|busy/.test(message)) {
-    return new StorageError(
-      "STORAGE_BUSY",
-      `"${path}" is locked by another process (SQLite said: ${message}). Wait for it to finish or stop it, then try again.`,
-      { path },
-      { cause: err },
-    );
-  }
-  return new StorageError(
-    "STORAGE_OPEN_FAILED",
-    `Cannot open "${path}": ${message}`,
-    { path },
-    { cause: err },
-  );
-}
-
-function migrate(db: Database.Database, path: string, readonly: boolean): void {
-  const version = db.pragma("user_version", { simple: true }) as number;
-  if (version > SCHEMA_VERSION) {
-    throw new StorageError(
-      "STORAGE_NEWER_SCHEMA",
-      `"${path}" was written by a newer Waymark (schema version ${version}; this one understands up to ${SCHEMA_VERSION}). Upgrade Waymark to open it; it was not changed.`,
-      { path, version, supported: SCHEMA_VERSION },
-    );
-  }
-  if (version === 0) {
-    const tables = db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-      .pluck()
-      .all() as string[];
-    if (tables.length > 0) {
-      throw new StorageError(
-        "STORAGE_FOREIGN_DATABASE",
-        `"${path}" is a SQLite database of something else (it has tables ${tables.slice(0, 5).join(", ")} but no Waymark schema). Point Waymark at a new file; this one was not changed.`,
-        { path, tables },
-      );
-    }
-  }
-  if (version === SCHEMA_VERSION) return;
-  if (readonly) {
-    throw new StorageError(
-      "STORAGE_NEEDS_MIGRATION",
-      `"${path}" needs a schema upgrade (version ${version} to ${SCHEMA_VERSION}) but was opened read-only. Open it once with write access.`,
-      { path },
-    );
-  }
-  db.transaction(() => {
-    // Read again under the write lock: another process may have migrated meanwhile.
-    const current = db.pragma("user_version", { simple: true }) as number;
-    for (let v = current; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
-    if (current < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
-}
-
 /** SQLite implementation of the Store. Every method is synchronous underneath. */
 export class SqliteStore implements Store {
   readonly kind = "sqlite" as const;
   readonly location: string;
   readonly db: Database.Database;
-  private readonly stmts;
+  private readonly stmts: Statements;
   private readonly patchStatements = new Map<string, Database.Statement>();
   private readonly commitTx: Database.Transaction<(batch: WriteBatch) => BatchResult>;
 
   constructor(db: Database.Database, path: string) {
     this.db = db;
     this.location = path;
-    const p = (sql: string) => db.prepare(sql);
-    this.stmts = {
-      insertRun:
-        p(`INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
-          lease_until, created_at, updated_at)
-        VALUES (@workflow, @key, @version, @status, @input, @initialState, @initialState, @wakeAt, @owner,
-          @leaseUntil, @now, @now)
-        ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`),
-      runById: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
-      runByKey: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`),
-      ownerOf: p("SELECT owner FROM runs WHERE id = ?").pluck(),
-      insertMessage: p(`INSERT OR IGNORE INTO messages (run_id, queue, body, sent_at, idempotency_key)
-        VALUES (?, ?, ?, ?, ?)`),
-      messageByIdempotency: p("SELECT id FROM messages WHERE run_id = ? AND idempotency_key = ?").pluck(),
-      wakeForMessage: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL
-        AND instr(wait_queues, '|' || ?3 || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
-      wakeIfMessageWaiting: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM messages
-        WHERE run_id = ?2 AND consumed_at IS NULL AND instr(?3, '|' || queue || '|') > 0)`),
-      upsertEntry: p(`INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
-          ended_at, input, output, error, attempts, detail, state_seq, state_diff)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (run_id, seq) DO UPDATE SET scope = excluded.scope, ordinal = excluded.ordinal,
-          name = excluded.name, kind = excluded.kind, status = excluded.status, started_at = excluded.started_at,
-          ended_at = excluded.ended_at, input = excluded.input, output = excluded.output, error = excluded.error,
-          attempts = excluded.attempts, detail = excluded.detail, state_seq = excluded.state_seq,
-          state_diff = excluded.state_diff`),
-      deleteEntry: p("DELETE FROM entries WHERE run_id = ? AND seq = ?"),
-      consume: p(
-        "UPDATE messages SET consumed_at = ?, consumed_by = ? WHERE id = ? AND run_id = ? AND consumed_at IS NULL",
-      ),
-      unconsume: p("UPDATE messages SET consumed_at = NULL, consumed_by = NULL WHERE id = ?"),
-      insertRequest: p("INSERT INTO requests (run_id, kind, args, created_at) VALUES (?, ?, ?, ?)"),
-      wakeForRequest: p(
-        `UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL AND (wake_at IS NULL OR wake_at > ?1)`,
-      ),
-      cancelRun:
-        p(`UPDATE runs SET status = 'cancelled', finished_at = ?1, updated_at = ?1, wake_at = NULL, waiting = NULL,
-          wait_queues = NULL, owner = NULL, lease_until = NULL, error = ?4
-        WHERE id = ?2 AND status NOT IN ('completed', 'failed', 'cancelled')
-          AND (owner IS NULL OR owner = ?3 OR lease_until <= ?1)`),
-      cancelEntries: p(`UPDATE entries SET status = 'cancelled', ended_at = ?1
-        WHERE run_id = ?2 AND status IN ('running', 'waiting', 'retrying')`),
-      requestDone: p("UPDATE requests SET done_at = ?, result = ? WHERE id = ?"),
-      getRequest:
-        p(`SELECT id, run_id AS runId, kind, args, created_at AS createdAt, done_at AS doneAt, result
-        FROM requests WHERE id = ?`),
-      claimRun: p(`UPDATE runs SET owner = ?2, lease_until = ?3, wake_at = ?3
-        WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_until <= ?4)`),
-      entriesOf: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? ORDER BY seq`),
-      entriesPage: p(
-        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-      ),
-      entry: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`),
-      pendingMessages: p(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id`,
-      ),
-      allMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? ORDER BY id LIMIT ?`),
-      pendingMessagesLimited: p(
-        `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id LIMIT ?`,
-      ),
-      messagesSince: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id > ? ORDER BY id LIMIT ?`),
-      maxMessageId: p("SELECT coalesce(max(id), 0) FROM messages").pluck(),
-      due: p(`SELECT id FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
-        AND (owner IS NULL OR owner != ?4)
-        AND (?3 IS NULL OR workflow IN (SELECT value FROM json_each(?3)))
-        ORDER BY wake_at LIMIT ?2`).pluck(),
-      claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
-          status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
-          waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
-          wait_queues = NULL
-        WHERE id = @id RETURNING ${RUN_COLUMNS}`),
-      renew: p(`UPDATE runs SET lease_until = ?1, wake_at = ?1
-        WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3))`),
-      owners: p(
-        "SELECT owner, max(lease_until) AS leaseUntil FROM runs WHERE owner IS NOT NULL GROUP BY owner",
-      ),
-      expireOwner: p("UPDATE runs SET lease_until = ?1, wake_at = ?1 WHERE owner = ?2"),
-      nextWake: p("SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL").pluck(),
-      nextWakeFor: p(`SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL
-        AND workflow IN (SELECT value FROM json_each(?))`).pluck(),
-      countRuns: p(
-        "SELECT workflow, version, status, count(*) AS count FROM runs GROUP BY workflow, version, status",
-      ),
-      liveVersions: p(`SELECT workflow, version, count(*) AS count, group_concat(key, char(31)) AS keys FROM (
-          SELECT workflow, version, key FROM runs WHERE status NOT IN ('completed', 'failed', 'cancelled'))
-        GROUP BY workflow, version`),
-      insertRejection: p(
-        "INSERT INTO rejections (run_id, queue, body, error, at) VALUES (@runId, @queue, @body, @error, @at)",
-      ),
-      rejections: p(
-        "SELECT id, run_id AS runId, queue, body, error, at FROM rejections WHERE run_id = ? ORDER BY id DESC LIMIT ?",
-      ),
-      registerWorkflow: p(`INSERT INTO workflows (name, version, description, queues, actions, registered_at)
-        VALUES (@name, @version, @description, @queues, @actions, @registeredAt)
-        ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
-          actions = excluded.actions, registered_at = excluded.registered_at`),
-      workflowMeta:
-        p(`SELECT name, version, description, queues, actions, registered_at AS registeredAt FROM workflows
-        ORDER BY name, version`),
-      requestsAll: p(
-        "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL ORDER BY id LIMIT ?",
-      ),
-      requestsFor: p(
-        "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL AND run_id = ? ORDER BY id",
-      ),
-    };
+    this.stmts = prepareStatements(db);
     this.commitTx = db.transaction((batch: WriteBatch) => this.apply(batch));
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
     const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
@@ -457,51 +248,7 @@ export class SqliteStore implements Store {
   }
 
   private describeWriteError(err: unknown): unknown {
-    if (err instanceof StorageError || err instanceof LeaseLostError) return err;
-    const code = (err as { code?: string }).code ?? "";
-    const message = err instanceof Error ? err.message : String(err);
-    const where = this.location;
-    if (code.startsWith("SQLITE_CORRUPT") || code === "SQLITE_NOTADB") {
-      return describeOpenError(where, err);
-    }
-    if (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")) {
-      return new StorageError(
-        "STORAGE_BUSY",
-        `"${where}" stayed locked by another process past the busy timeout; nothing was written. Waymark retries; if this persists, find the process holding the lock.`,
-        { path: where },
-        { cause: err },
-      );
-    }
-    if (code === "SQLITE_FULL" || /full/.test(message)) {
-      return new StorageError(
-        "STORAGE_FULL",
-        `The disk holding "${where}" is full; nothing was written. Free space; Waymark retries and the runs resume.`,
-        { path: where },
-        { cause: err },
-      );
-    }
-    if (code.startsWith("SQLITE_READONLY")) {
-      return new StorageError(
-        "STORAGE_READONLY",
-        `"${where}" is read-only; nothing was written. Give this user write access to the file and its folder.`,
-        { path: where },
-        { cause: err },
-      );
-    }
-    if (code.startsWith("SQLITE_IOERR")) {
-      return new StorageError(
-        "STORAGE_IO",
-        `Writing "${where}" failed (${message}); nothing was written. Check the disk (space, quota, file size limit).`,
-        { path: where },
-        { cause: err },
-      );
-    }
-    return new StorageError(
-      "STORAGE_WRITE_FAILED",
-      `Writing "${where}" failed: ${message}`,
-      { path: where },
-      { cause: err },
-    );
+    return describeStorageError(this.location, err);
   }
 
   async getRun(id: number): Promise<RunRow | undefined> {

@@ -1,0 +1,188 @@
+// The SQLite store's statements, prepared once per connection, and how rows map to columns.
+
+import type Database from "better-sqlite3";
+
+export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
+  waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
+  created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt`;
+export const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
+  ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
+export const MESSAGE_COLUMNS = `id, run_id AS runId, queue, body, sent_at AS sentAt, idempotency_key AS idempotencyKey,
+  consumed_at AS consumedAt, consumed_by AS consumedBy`;
+
+export const PATCH_COLUMNS: Record<string, string> = {
+  status: "status",
+  state: "state",
+  output: "output",
+  error: "error",
+  waiting: "waiting",
+  waitQueues: "wait_queues",
+  wakeAt: "wake_at",
+  owner: "owner",
+  leaseUntil: "lease_until",
+  version: "version",
+  updatedAt: "updated_at",
+  finishedAt: "finished_at",
+};
+
+/** Binds `?1, ?2...` parameters (better-sqlite3 takes them as an object keyed by number). */
+export function numbered(...values: unknown[]): Record<number, unknown> {
+  const out: Record<number, unknown> = {};
+  values.forEach((v, i) => {
+    out[i + 1] = v;
+  });
+  return out;
+}
+
+/** The statements the store runs. */
+export interface Statements {
+  insertRun: Database.Statement;
+  runById: Database.Statement;
+  runByKey: Database.Statement;
+  ownerOf: Database.Statement;
+  insertMessage: Database.Statement;
+  messageByIdempotency: Database.Statement;
+  wakeForMessage: Database.Statement;
+  wakeIfMessageWaiting: Database.Statement;
+  upsertEntry: Database.Statement;
+  deleteEntry: Database.Statement;
+  consume: Database.Statement;
+  unconsume: Database.Statement;
+  insertRequest: Database.Statement;
+  wakeForRequest: Database.Statement;
+  cancelRun: Database.Statement;
+  cancelEntries: Database.Statement;
+  requestDone: Database.Statement;
+  getRequest: Database.Statement;
+  claimRun: Database.Statement;
+  entriesOf: Database.Statement;
+  entriesPage: Database.Statement;
+  entry: Database.Statement;
+  pendingMessages: Database.Statement;
+  allMessages: Database.Statement;
+  pendingMessagesLimited: Database.Statement;
+  messagesSince: Database.Statement;
+  maxMessageId: Database.Statement;
+  due: Database.Statement;
+  claim: Database.Statement;
+  renew: Database.Statement;
+  owners: Database.Statement;
+  expireOwner: Database.Statement;
+  nextWake: Database.Statement;
+  nextWakeFor: Database.Statement;
+  countRuns: Database.Statement;
+  liveVersions: Database.Statement;
+  insertRejection: Database.Statement;
+  rejections: Database.Statement;
+  registerWorkflow: Database.Statement;
+  workflowMeta: Database.Statement;
+  requestsAll: Database.Statement;
+  requestsFor: Database.Statement;
+}
+
+/** Every statement the store runs, prepared once on `db`. */
+export function prepareStatements(db: Database.Database): Statements {
+  const p = (sql: string): Database.Statement => db.prepare(sql);
+  return {
+    insertRun:
+      p(`INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
+        lease_until, created_at, updated_at)
+      VALUES (@workflow, @key, @version, @status, @input, @initialState, @initialState, @wakeAt, @owner,
+        @leaseUntil, @now, @now)
+      ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`),
+    runById: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
+    runByKey: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`),
+    ownerOf: p("SELECT owner FROM runs WHERE id = ?").pluck(),
+    insertMessage: p(`INSERT OR IGNORE INTO messages (run_id, queue, body, sent_at, idempotency_key)
+      VALUES (?, ?, ?, ?, ?)`),
+    messageByIdempotency: p("SELECT id FROM messages WHERE run_id = ? AND idempotency_key = ?").pluck(),
+    wakeForMessage: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL
+      AND instr(wait_queues, '|' || ?3 || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
+    wakeIfMessageWaiting: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM messages
+      WHERE run_id = ?2 AND consumed_at IS NULL AND instr(?3, '|' || queue || '|') > 0)`),
+    upsertEntry: p(`INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
+        ended_at, input, output, error, attempts, detail, state_seq, state_diff)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (run_id, seq) DO UPDATE SET scope = excluded.scope, ordinal = excluded.ordinal,
+        name = excluded.name, kind = excluded.kind, status = excluded.status, started_at = excluded.started_at,
+        ended_at = excluded.ended_at, input = excluded.input, output = excluded.output, error = excluded.error,
+        attempts = excluded.attempts, detail = excluded.detail, state_seq = excluded.state_seq,
+        state_diff = excluded.state_diff`),
+    deleteEntry: p("DELETE FROM entries WHERE run_id = ? AND seq = ?"),
+    consume: p(
+      "UPDATE messages SET consumed_at = ?, consumed_by = ? WHERE id = ? AND run_id = ? AND consumed_at IS NULL",
+    ),
+    unconsume: p("UPDATE messages SET consumed_at = NULL, consumed_by = NULL WHERE id = ?"),
+    insertRequest: p("INSERT INTO requests (run_id, kind, args, created_at) VALUES (?, ?, ?, ?)"),
+    wakeForRequest: p(
+      `UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL AND (wake_at IS NULL OR wake_at > ?1)`,
+    ),
+    cancelRun:
+      p(`UPDATE runs SET status = 'cancelled', finished_at = ?1, updated_at = ?1, wake_at = NULL, waiting = NULL,
+        wait_queues = NULL, owner = NULL, lease_until = NULL, error = ?4
+      WHERE id = ?2 AND status NOT IN ('completed', 'failed', 'cancelled')
+        AND (owner IS NULL OR owner = ?3 OR lease_until <= ?1)`),
+    cancelEntries: p(`UPDATE entries SET status = 'cancelled', ended_at = ?1
+      WHERE run_id = ?2 AND status IN ('running', 'waiting', 'retrying')`),
+    requestDone: p("UPDATE requests SET done_at = ?, result = ? WHERE id = ?"),
+    getRequest: p(`SELECT id, run_id AS runId, kind, args, created_at AS createdAt, done_at AS doneAt, result
+      FROM requests WHERE id = ?`),
+    claimRun: p(`UPDATE runs SET owner = ?2, lease_until = ?3, wake_at = ?3
+      WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_until <= ?4)`),
+    entriesOf: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? ORDER BY seq`),
+    entriesPage: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    entry: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`),
+    pendingMessages: p(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id`,
+    ),
+    allMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? ORDER BY id LIMIT ?`),
+    pendingMessagesLimited: p(
+      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id LIMIT ?`,
+    ),
+    messagesSince: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id > ? ORDER BY id LIMIT ?`),
+    maxMessageId: p("SELECT coalesce(max(id), 0) FROM messages").pluck(),
+    due: p(`SELECT id FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
+      AND (owner IS NULL OR owner != ?4)
+      AND (?3 IS NULL OR workflow IN (SELECT value FROM json_each(?3)))
+      ORDER BY wake_at LIMIT ?2`).pluck(),
+    claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
+        status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
+        waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
+        wait_queues = NULL
+      WHERE id = @id RETURNING ${RUN_COLUMNS}`),
+    renew: p(`UPDATE runs SET lease_until = ?1, wake_at = ?1
+      WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3))`),
+    owners: p(
+      "SELECT owner, max(lease_until) AS leaseUntil FROM runs WHERE owner IS NOT NULL GROUP BY owner",
+    ),
+    expireOwner: p("UPDATE runs SET lease_until = ?1, wake_at = ?1 WHERE owner = ?2"),
+    nextWake: p("SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL").pluck(),
+    nextWakeFor: p(`SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL
+      AND workflow IN (SELECT value FROM json_each(?))`).pluck(),
+    countRuns: p(
+      "SELECT workflow, version, status, count(*) AS count FROM runs GROUP BY workflow, version, status",
+    ),
+    liveVersions: p(`SELECT workflow, version, count(*) AS count, group_concat(key, char(31)) AS keys FROM (
+        SELECT workflow, version, key FROM runs WHERE status NOT IN ('completed', 'failed', 'cancelled'))
+      GROUP BY workflow, version`),
+    insertRejection: p(
+      "INSERT INTO rejections (run_id, queue, body, error, at) VALUES (@runId, @queue, @body, @error, @at)",
+    ),
+    rejections: p(
+      "SELECT id, run_id AS runId, queue, body, error, at FROM rejections WHERE run_id = ? ORDER BY id DESC LIMIT ?",
+    ),
+    registerWorkflow: p(`INSERT INTO workflows (name, version, description, queues, actions, registered_at)
+      VALUES (@name, @version, @description, @queues, @actions, @registeredAt)
+      ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
+        actions = excluded.actions, registered_at = excluded.registered_at`),
+    workflowMeta:
+      p(`SELECT name, version, description, queues, actions, registered_at AS registeredAt FROM workflows
+      ORDER BY name, version`),
+    requestsAll: p(
+      "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL ORDER BY id LIMIT ?",
+    ),
+    requestsFor: p(
+      "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL AND run_id = ? ORDER BY id",
+    ),
+  };
+}
