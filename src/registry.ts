@@ -1,7 +1,8 @@
 // setup({ use }): the set of workflows a process runs, and how to start the engine over them.
 
 import type { Clock } from "./engine/clock.js";
-import { type Definitions, Engine } from "./engine/engine.js";
+import type { Definitions } from "./engine/definitions.js";
+import { Engine } from "./engine/engine.js";
 import type { RunHandle } from "./engine/handle.js";
 import { nameProblem } from "./engine/history.js";
 import { type OpenOptions, openStore } from "./storage/open.js";

@@ -7,8 +7,6 @@
 //   run); `tick()` does one pass of the scheduler and is what tests call.
 // - Another process's writes (messages, requests) are noticed through the store's change counter.
 
-import os from "node:os";
-import { z } from "zod";
 import {
   EngineClosedError,
   InvalidInputError,
@@ -16,7 +14,6 @@ import {
   RunNotFoundError,
   StorageError,
   UnknownWorkflowError,
-  WaymarkError,
 } from "../errors.js";
 import {
   type EntryRow,
@@ -25,15 +22,16 @@ import {
   type RunStatus,
   type Store,
   TERMINAL_STATUSES,
-  type WorkflowMeta,
 } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { EngineCore } from "./core.js";
+import { checkVersions, type Definitions, publishDefinitions } from "./definitions.js";
 import { type EngineEvent, EventHub } from "./events.js";
 import { RunExecution, type Wait } from "./execution.js";
 import { toJson } from "./json.js";
-import { type ReplayOptions, type ReplayPlan, replayRun } from "./replay.js";
+import { expireDeadOwners, makeOwnerId } from "./owners.js";
+import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
 import { Requests } from "./requests.js";
 import { RunsApi } from "./runs-api.js";
 import { WriteQueue } from "./write-queue.js";
@@ -46,14 +44,6 @@ function cancelReason(label: string, by: string, at: number): string {
     message: `Run "${label}" was cancelled by ${by} at ${new Date(at).toISOString()}.`,
     details: { by, at },
   });
-}
-
-/** A replay stored for the process that runs the workflow, not yet carried out. */
-export interface ReplayRequest {
-  requested: true;
-  requestId: number;
-  run: string;
-  message: string;
 }
 
 export interface EngineOptions {
@@ -72,22 +62,6 @@ export interface EngineOptions {
    * taken over at once; any other owner's runs only once its lease expires.
    */
   ownerId?: string;
-}
-
-/** Workflows by name, each with its registered versions. */
-export type Definitions = Map<string, Map<number, AnyWorkflow>>;
-
-function makeOwnerId(): string {
-  return `${os.hostname()}:${process.pid}:${Math.random().toString(36).slice(2, 8)}`;
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 export class Engine extends RunsApi implements EngineCore {
@@ -146,11 +120,11 @@ export class Engine extends RunsApi implements EngineCore {
   /** Checks the database against the registry, takes over dead owners' runs and starts the background loops. */
   async start(): Promise<void> {
     // Reads first, so a database that cannot be read is refused before anything is written to it.
-    if (this.executes) await this.checkVersions();
+    if (this.executes) await checkVersions(this.store, this.defs);
     this.messageMark = await this.store.maxMessageId();
     this.lastChange = await this.store.changeCounter();
-    if (this.executes) await this.publishDefinitions();
-    await this.expireDeadOwners();
+    if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
+    if ((await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
     this.poller = setInterval(() => void this.pollChanges(), this.pollMs);
     this.unsubscribeStore = this.store.onChange?.(() => void this.tick()) ?? null;
@@ -160,52 +134,6 @@ export class Engine extends RunsApi implements EngineCore {
     this.started = true;
     this.leaseSafeUntil = this.clock.now() + Math.floor((this.leaseMs * 2) / 3);
     await this.tick();
-  }
-
-  /** Publishes this registry's workflows so processes without their code can validate messages and show them. */
-  private async publishDefinitions(): Promise<void> {
-    const now = this.clock.now();
-    const meta: WorkflowMeta[] = [];
-    for (const [name, versions] of this.defs) {
-      for (const def of versions.values()) {
-        const queues: Record<string, unknown> = {};
-        for (const [q, schema] of Object.entries(def.queues as Record<string, z.ZodType>)) {
-          try {
-            queues[q] = z.toJSONSchema(schema, { unrepresentable: "any" });
-          } catch {
-            queues[q] = {};
-          }
-        }
-        meta.push({
-          name,
-          version: def.version,
-          description: def.description ?? null,
-          queues: JSON.stringify(queues),
-          actions: JSON.stringify(Object.keys(def.actions)),
-          registeredAt: now,
-        });
-      }
-    }
-    await this.store.registerWorkflows(meta);
-  }
-
-  private async checkVersions(): Promise<void> {
-    const missing: string[] = [];
-    for (const live of await this.store.liveVersions()) {
-      const versions = this.defs.get(live.workflow);
-      if (versions && !versions.has(live.version)) {
-        missing.push(
-          `${live.workflow} version ${live.version} (${live.count} live run${live.count === 1 ? "" : "s"}: ${live.keys.slice(0, 5).join(", ")}${live.count > 5 ? ", ..." : ""})`,
-        );
-      }
-    }
-    if (missing.length) {
-      throw new WaymarkError(
-        "VERSION_MISSING",
-        `This registry lacks workflow versions that live runs still need: ${missing.join("; ")}. Keep those versions registered beside the new one (setup({ use: { name: [v1, v2] } })) until their runs finish, or cancel the runs.`,
-        { missing },
-      );
-    }
   }
 
   // ---- EngineCore ---------------------------------------------------------------------------
@@ -383,47 +311,11 @@ export class Engine extends RunsApi implements EngineCore {
    * process (attached), a real replay is stored as a request for the process that runs it; this waits up
    * to `waitMs` for that process to carry it out.
    */
-  async replay(
+  replay(
     runId: number,
     options: ReplayOptions & { waitMs?: number } = {},
   ): Promise<ReplayPlan | ReplayRequest> {
-    this.assertOpen();
-    const run = await this.runRow(runId);
-    if (this.defs.has(run.workflow) || options.dryRun) return replayRun(this, runId, options);
-    await replayRun(this, runId, { ...options, dryRun: true }); // refuse bad input here, before asking
-    const { waitMs, ...args } = options;
-    const requestId = await this.writes.request(
-      runId,
-      "replay",
-      JSON.stringify({ ...args, requestedBy: args.requestedBy ?? "attached process" }),
-    );
-    const deadline = Date.now() + (waitMs ?? 5000);
-    for (;;) {
-      const req = await this.store.getRequest(requestId);
-      if (req?.result) {
-        const result = JSON.parse(req.result) as {
-          ok: boolean;
-          plan?: ReplayPlan;
-          error?: string;
-          code?: string;
-        };
-        if (result.ok && result.plan) return result.plan;
-        throw new WaymarkError(
-          result.code ?? "REPLAY_REFUSED",
-          result.error ?? "The owning process refused the replay.",
-          { run: `${run.workflow}/${run.key}` },
-        );
-      }
-      if (Date.now() > deadline) {
-        return {
-          requested: true,
-          requestId,
-          run: `${run.workflow}/${run.key}`,
-          message: `No process running workflow "${run.workflow}" has carried out the replay yet; it is stored and will be applied when one claims the run.`,
-        };
-      }
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    return replayOrRequest(this, runId, options);
   }
 
   // ---- scheduler ----------------------------------------------------------------------------
@@ -573,23 +465,10 @@ export class Engine extends RunsApi implements EngineCore {
       const held = [...this.active.keys(), ...this.loading.keys(), ...this.faulted.keys()];
       await this.store.renewLeases(this.owner, at + this.leaseMs, held);
       this.leaseSafeUntil = at + Math.floor((this.leaseMs * 2) / 3);
-      await this.expireDeadOwners();
+      if ((await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
     } catch (err) {
       this.reportStorageError(err);
     }
-  }
-
-  /** Runs leased by a process of this machine that no longer exists are taken over at once. */
-  private async expireDeadOwners(): Promise<void> {
-    const host = os.hostname();
-    let expired = 0;
-    for (const { owner } of await this.store.owners()) {
-      if (owner === this.owner) continue;
-      const [h, pid] = owner.split(":");
-      if (h === host && pid && !pidAlive(Number(pid)))
-        expired += await this.store.expireOwner(owner, this.clock.now());
-    }
-    if (expired > 0) this.poke();
   }
 
   // ---- shutdown -------------------------------------------------------------------------------

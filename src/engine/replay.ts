@@ -320,3 +320,59 @@ async function verifyPrefix(
     );
   }
 }
+
+/** A replay stored for the process that runs the workflow, not yet carried out. */
+export interface ReplayRequest {
+  requested: true;
+  requestId: number;
+  run: string;
+  message: string;
+}
+
+/**
+ * A replay from anywhere: carried out here when this process has the workflow's code; otherwise stored as
+ * a request for the process that runs it, waiting up to `waitMs` for it to be carried out.
+ */
+export async function replayOrRequest(
+  engine: Engine,
+  runId: number,
+  options: ReplayOptions & { waitMs?: number } = {},
+): Promise<ReplayPlan | ReplayRequest> {
+  engine.assertOpen();
+  const run = await engine.runRow(runId);
+  if (engine.defs.has(run.workflow) || options.dryRun) return replayRun(engine, runId, options);
+  await replayRun(engine, runId, { ...options, dryRun: true }); // refuse bad input here, before asking
+  const { waitMs, ...args } = options;
+  const requestId = await engine.writes.request(
+    runId,
+    "replay",
+    JSON.stringify({ ...args, requestedBy: args.requestedBy ?? "attached process" }),
+  );
+  const deadline = Date.now() + (waitMs ?? 5000);
+  for (;;) {
+    const req = await engine.store.getRequest(requestId);
+    if (req?.result) {
+      const result = JSON.parse(req.result) as {
+        ok: boolean;
+        plan?: ReplayPlan;
+        error?: string;
+        code?: string;
+      };
+      if (result.ok && result.plan) return result.plan;
+      throw new WaymarkError(
+        result.code ?? "REPLAY_REFUSED",
+        result.error ?? "The owning process refused the replay.",
+        { run: `${run.workflow}/${run.key}` },
+      );
+    }
+    if (Date.now() > deadline) {
+      return {
+        requested: true,
+        requestId,
+        run: `${run.workflow}/${run.key}`,
+        message: `No process running workflow "${run.workflow}" has carried out the replay yet; it is stored and will be applied when one claims the run.`,
+      };
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

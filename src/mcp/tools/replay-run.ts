@@ -2,8 +2,7 @@
 // A real replay asks the user to confirm first when the client supports elicitation.
 
 import { z } from "zod";
-import type { ReplayRequest } from "../../engine/engine.js";
-import type { ReplayPlan } from "../../engine/replay.js";
+import type { ReplayPlan, ReplayRequest } from "../../engine/replay.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import { iso } from "../format.js";
 import { stateUri, stepUri } from "../uris.js";

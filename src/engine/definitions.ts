@@ -1,0 +1,55 @@
+// Workflow definitions by name and version: what a registry must hold, and what it publishes.
+
+import { z } from "zod";
+import { WaymarkError } from "../errors.js";
+import type { Store, WorkflowMeta } from "../storage/store.js";
+import type { AnyWorkflow } from "../workflow.js";
+
+/** Workflows by name, each with its registered versions. */
+export type Definitions = Map<string, Map<number, AnyWorkflow>>;
+
+/** Publishes a registry's workflows so processes without their code can validate messages and show them. */
+export async function publishDefinitions(store: Store, defs: Definitions, now: number): Promise<void> {
+  const meta: WorkflowMeta[] = [];
+  for (const [name, versions] of defs) {
+    for (const def of versions.values()) {
+      const queues: Record<string, unknown> = {};
+      for (const [q, schema] of Object.entries(def.queues as Record<string, z.ZodType>)) {
+        try {
+          queues[q] = z.toJSONSchema(schema, { unrepresentable: "any" });
+        } catch {
+          queues[q] = {};
+        }
+      }
+      meta.push({
+        name,
+        version: def.version,
+        description: def.description ?? null,
+        queues: JSON.stringify(queues),
+        actions: JSON.stringify(Object.keys(def.actions)),
+        registeredAt: now,
+      });
+    }
+  }
+  await store.registerWorkflows(meta);
+}
+
+/** Refuses a registry that lacks a version some live run still needs. */
+export async function checkVersions(store: Store, defs: Definitions): Promise<void> {
+  const missing: string[] = [];
+  for (const live of await store.liveVersions()) {
+    const versions = defs.get(live.workflow);
+    if (versions && !versions.has(live.version)) {
+      missing.push(
+        `${live.workflow} version ${live.version} (${live.count} live run${live.count === 1 ? "" : "s"}: ${live.keys.slice(0, 5).join(", ")}${live.count > 5 ? ", ..." : ""})`,
+      );
+    }
+  }
+  if (missing.length) {
+    throw new WaymarkError(
+      "VERSION_MISSING",
+      `This registry lacks workflow versions that live runs still need: ${missing.join("; ")}. Keep those versions registered beside the new one (setup({ use: { name: [v1, v2] } })) until their runs finish, or cancel the runs.`,
+      { missing },
+    );
+  }
+}
