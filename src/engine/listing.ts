@@ -1,0 +1,151 @@
+// Listing runs and workflows: filters, keyset cursors, counts by status and version.
+
+import { InvalidInputError } from "../errors.js";
+import { RUN_STATUSES, type RunQuery, type Store } from "../storage/store.js";
+import type { Definitions } from "./definitions.js";
+import type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./runs-api.js";
+import { toRunInfo } from "./views.js";
+
+export function encodeCursor(parts: unknown[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString("base64url");
+}
+
+export function decodeCursor(cursor: string, arity: number): number[] {
+  try {
+    const parts = JSON.parse(Buffer.from(cursor, "base64url").toString()) as unknown;
+    if (Array.isArray(parts) && parts.length === arity && parts.every((p) => Number.isInteger(p)))
+      return parts as number[];
+  } catch {
+    // fall through
+  }
+  throw new InvalidInputError(
+    `Invalid cursor ${JSON.stringify(cursor)}: pass the nextCursor of a previous page unchanged, or leave it out for the first page.`,
+  );
+}
+
+/** A short description of a value for an error message. */
+export function describe(value: unknown): string {
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
+  if (value === null || typeof value !== "object") return String(value);
+  return Array.isArray(value) ? "an array" : "an object";
+}
+
+type Expect = "string" | "number" | "time";
+
+/** Refuses option values of the wrong type with an error naming the option. */
+export function checkOptions(options: object, spec: Record<string, Expect>): void {
+  if (typeof options !== "object" || options === null)
+    throw new InvalidInputError("Options must be an object.");
+  for (const [name, want] of Object.entries(spec)) {
+    const v = (options as Record<string, unknown>)[name];
+    if (v === undefined) continue;
+    const ok =
+      want === "string"
+        ? typeof v === "string"
+        : want === "number"
+          ? typeof v === "number" && Number.isFinite(v)
+          : (typeof v === "number" && Number.isFinite(v)) ||
+            (v instanceof Date && !Number.isNaN(v.getTime()));
+    if (!ok) {
+      throw new InvalidInputError(
+        `Invalid option ${name}: ${describe(v)}; it must be ${want === "time" ? "a Date or milliseconds since the epoch" : `a ${want}`}.`,
+      );
+    }
+  }
+}
+
+export function toTime(value: number | Date | undefined): number | undefined {
+  return value instanceof Date ? value.getTime() : value;
+}
+
+/** Runs newest first, filtered, a page at a time. */
+export async function listRuns(store: Store, options: ListRunsOptions = {}): Promise<RunPage> {
+  checkOptions(options, {
+    workflow: "string",
+    key: "string",
+    keyContains: "string",
+    errorContains: "string",
+    cursor: "string",
+    limit: "number",
+    createdAfter: "time",
+    createdBefore: "time",
+  });
+  const limit = Math.min(Math.max(Math.floor(options.limit ?? 50), 1), 1000);
+  const statuses =
+    options.status === undefined
+      ? undefined
+      : Array.isArray(options.status)
+        ? options.status
+        : [options.status];
+  for (const s of statuses ?? []) {
+    if (!RUN_STATUSES.includes(s)) {
+      throw new InvalidInputError(
+        `Unknown run status ${JSON.stringify(s)}; statuses are: ${RUN_STATUSES.join(", ")}.`,
+      );
+    }
+  }
+  const query: RunQuery = { limit: limit + 1 };
+  if (options.workflow !== undefined) query.workflow = options.workflow;
+  if (statuses) query.status = statuses;
+  if (options.key !== undefined) query.key = options.key;
+  if (options.keyContains) query.keyContains = options.keyContains;
+  if (options.errorContains) query.errorContains = options.errorContains;
+  const after = toTime(options.createdAfter);
+  const before = toTime(options.createdBefore);
+  if (after !== undefined) query.createdAfter = after;
+  if (before !== undefined) query.createdBefore = before;
+  if (options.cursor) {
+    const [createdAt, id] = decodeCursor(options.cursor, 2);
+    query.before = { createdAt: createdAt!, id: id! };
+  }
+  const rows = await store.listRuns(query);
+  const page = rows.slice(0, limit);
+  const last = page.at(-1);
+  return {
+    runs: page.map(toRunInfo),
+    nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.id]) : null,
+  };
+}
+
+/** Workflows (registered here or published by other processes) with versions and run counts by status. */
+export async function listWorkflows(
+  store: Store,
+  defs: Definitions,
+  published: PublishedWorkflow[],
+): Promise<WorkflowSummary[]> {
+  const counts = await store.countRuns();
+  const names = new Set<string>([
+    ...defs.keys(),
+    ...published.map((p) => p.name),
+    ...counts.map((c) => c.workflow),
+  ]);
+  return [...names].sort().map((name) => {
+    const versions = new Set<number>(defs.get(name)?.keys() ?? []);
+    for (const p of published) if (p.name === name) versions.add(p.version);
+    for (const c of counts) if (c.workflow === name) versions.add(c.version);
+    const sorted = [...versions].sort((a, b) => a - b);
+    const latest = sorted.at(-1) ?? 1;
+    const def = defs.get(name)?.get(latest);
+    const meta = published.find((p) => p.name === name && p.version === latest);
+    const runs: Record<string, number> = {};
+    const runsByVersion: Record<string, Record<string, number>> = {};
+    for (const c of counts) {
+      if (c.workflow !== name) continue;
+      runs[c.status] = (runs[c.status] ?? 0) + c.count;
+      const v = (runsByVersion[String(c.version)] ??= {});
+      v[c.status] = (v[c.status] ?? 0) + c.count;
+    }
+    const description = def?.description ?? meta?.description ?? undefined;
+    return {
+      name,
+      versions: sorted,
+      latest,
+      ...(description ? { description } : {}),
+      queues: def ? Object.keys(def.queues) : Object.keys(meta?.queues ?? {}),
+      actions: def ? Object.keys(def.actions as object) : (meta?.actions ?? []),
+      runs,
+      runsByVersion,
+    };
+  });
+}
