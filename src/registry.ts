@@ -69,7 +69,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     const list = (Array.isArray(entry) ? entry : [entry]) as AnyWorkflow[];
     const versions = new Map<number, AnyWorkflow>();
     for (const def of list) {
-      if (!def || def.kind !== "waymark.workflow") {
+      if (def?.kind !== "waymark.workflow") {
         throw new TypeError(`setup: "${name}" is not a workflow; build it with workflow({ run, ... }).`);
       }
       if (versions.has(def.version)) {

@@ -13,8 +13,6 @@ import {
 } from "../errors.js";
 import {
   type MessageRow,
-  RUN_STATUSES,
-  type RunQuery,
   type RunRow,
   type RunStatus,
   type Store,
