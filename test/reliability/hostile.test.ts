@@ -32,6 +32,7 @@ const nasty = fc.oneof(
     "approval/exp-1",
     "a".repeat(100_000),
     "🙂".repeat(5_000),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a literal that looks like a template, on purpose
     "${process.exit()}",
   ),
 );

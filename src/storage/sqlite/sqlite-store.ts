@@ -24,15 +24,7 @@ import type {
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
-import {
-  ENTRY_COLUMNS,
-  MESSAGE_COLUMNS,
-  numbered,
-  PATCH_COLUMNS,
-  prepareStatements,
-  RUN_COLUMNS,
-  type Statements,
-} from "./statements.js";
+import { numbered, PATCH_COLUMNS, prepareStatements, RUN_COLUMNS, type Statements } from "./statements.js";
 
 /** `normal`: survives a process crash (WAL, synchronous=NORMAL). `full`: also survives power loss. */
 export type Durability = "normal" | "full";
