@@ -1,0 +1,26 @@
+// One engine process of the PostgreSQL multi-process row: `pg-worker.ts <url> <worker> <runs> <steps>`.
+// Starts its engine, prints "ready", waits for "go" on stdin, runs its share of runs and prints
+// {"start","end"} in epoch milliseconds, then exits when stdin closes.
+
+import readline from "node:readline";
+import { registry } from "../lib/workflows.js";
+
+const [url, worker, runs, steps] = process.argv.slice(2);
+const engine = await registry.start({ database: url! });
+const lines = readline.createInterface({ input: process.stdin });
+const go = new Promise<void>((resolve) => lines.once("line", () => resolve()));
+process.stdout.write("ready\n");
+await go;
+const now = () => performance.timeOrigin + performance.now();
+const start = now();
+const handles = await Promise.all(
+  Array.from({ length: Number(runs) }, (_, i) =>
+    engine.getOrCreate("seq", `w${worker}-r${i}`, { n: Number(steps) }),
+  ),
+);
+await Promise.all(handles.map((h) => h.result()));
+const end = now();
+process.stdout.write(`${JSON.stringify({ start, end })}\n`);
+await new Promise<void>((resolve) => lines.once("close", () => resolve()));
+await engine.close();
+process.exit(0);
