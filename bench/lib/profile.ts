@@ -5,6 +5,8 @@ import path from "node:path";
 import { ROOT } from "./common.js";
 
 interface CpuProfile {
+  startTime: number;
+  endTime: number;
   nodes: Array<{
     id: number;
     callFrame: { functionName: string; url: string; lineNumber: number };
@@ -32,7 +34,14 @@ function shortUrl(url: string, line: number): string {
 }
 
 /** Self time per function, largest first, with its share of all sampled time (idle excluded). */
-export function summarize(file: string, top = 15): { totalMs: number; lines: ProfileLine[] } {
+export interface ProfileSummary {
+  wallMs: number;
+  idleMs: number;
+  totalMs: number;
+  lines: ProfileLine[];
+}
+
+export function summarize(file: string, top = 15): ProfileSummary {
   const prof = JSON.parse(fs.readFileSync(file, "utf8")) as CpuProfile;
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   // The profiler's own work when it stops (serialising the profile) is not the scenario's.
@@ -44,11 +53,13 @@ export function summarize(file: string, top = 15): { totalMs: number; lines: Pro
   for (const n of prof.nodes) if (n.callFrame.url === "node:inspector") mark(n.id);
   const self = new Map<string, { fn: string; where: string; us: number }>();
   let total = 0;
+  let idle = 0;
   prof.samples.forEach((id, i) => {
     const node = byId.get(id);
     const dt = prof.timeDeltas[i] ?? 0;
     if (!node || skip.has(id)) return;
     const name = node.callFrame.functionName || "(anonymous)";
+    if (name === "(idle)") idle += dt;
     if (name === "(idle)" || name === "(program)") return;
     const where = shortUrl(node.callFrame.url, node.callFrame.lineNumber);
     const key = `${name}@${where}`;
@@ -61,7 +72,12 @@ export function summarize(file: string, top = 15): { totalMs: number; lines: Pro
     .sort((a, b) => b.us - a.us)
     .slice(0, top)
     .map((e) => ({ fn: e.fn, where: e.where, selfMs: e.us / 1000, share: e.us / total }));
-  return { totalMs: total / 1000, lines };
+  return {
+    wallMs: (prof.endTime - prof.startTime) / 1000,
+    idleMs: idle / 1000,
+    totalMs: total / 1000,
+    lines,
+  };
 }
 
 /** The largest profile in a directory (a child writes one per thread; the main thread's is the big one). */
@@ -75,12 +91,12 @@ export function mainProfile(dir: string): string | null {
   return files.sort((a, b) => fs.statSync(b).size - fs.statSync(a).size)[0]!;
 }
 
-export function profileTable(summary: { totalMs: number; lines: ProfileLine[] }): string {
+export function profileTable(summary: ProfileSummary): string {
   const rows = summary.lines.map(
     (l) => `| ${(l.share * 100).toFixed(1)}% | ${l.selfMs.toFixed(1)} | \`${l.fn}\` | ${l.where} |`,
   );
   return [
-    `Sampled CPU (idle excluded): ${summary.totalMs.toFixed(0)} ms. Top self time:`,
+    `Profiled ${summary.wallMs.toFixed(0)} ms of wall time: ${summary.totalMs.toFixed(0)} ms busy (JavaScript and native calls), ${summary.idleMs.toFixed(0)} ms idle (waiting for I/O or timers). Top self time (native calls, such as better-sqlite3's \`run\`, show without a file):`,
     "",
     "| share | self ms | function | where |",
     "|---:|---:|---|---|",
