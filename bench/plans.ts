@@ -372,7 +372,7 @@ function planE(z: Sizes): Plan {
               "create",
               "created/s",
               "RSS over idle",
-              "JS heap over idle",
+              "JS heap used / reserved over idle",
               "deliver",
               "delivered/s",
             ],
@@ -381,7 +381,7 @@ function planE(z: Sizes): Plan {
               ms(m?.createMs),
               `${int(m?.createPerSec)}${s !== "waymark" && m ? ` (Waymark ${times(w?.createPerSec, m.createPerSec)})` : ""}`,
               m?.rssMB === undefined ? "—" : `${dec(m.rssMB)} MB`,
-              m?.heapMB === undefined ? "—" : `${dec(m.heapMB)} MB`,
+              m?.heapMB === undefined ? "—" : `${dec(m.heapMB)} / ${dec(m.heapTotalMB)} MB`,
               ms(m?.deliverMs),
               `${int(m?.deliverPerSec)}${s !== "waymark" && m ? ` (Waymark ${times(w?.deliverPerSec, m.deliverPerSec)})` : ""}`,
             ]),
@@ -510,11 +510,17 @@ function planPg(z: Sizes): Plan {
   const concRuns = z.quick ? 50 : 200;
   const procRuns = z.quick ? 200 : 800;
   const procs = z.quick ? [1, 2] : [1, 2, 4];
+  const procVariants = (by: "result" | "events") =>
+    procs.map((p) => ({
+      id: `procs${p}-${by}`,
+      label: `${p} engine process${p > 1 ? "es" : ""}`,
+      params: { runs: procRuns, steps: 10, variant: "procs", procs: p, await: by },
+    }));
   return {
     id: "pg",
     title: "PostgreSQL: Waymark and DBOS on one database",
     durabilities: ["normal"],
-    subjects: ["waymark", "dbos"],
+    subjects: ["waymark", "dbos", "floor"],
     variants: [
       {
         id: "seq",
@@ -526,11 +532,8 @@ function planPg(z: Sizes): Plan {
         label: `${int(concRuns)} runs × 10 steps`,
         params: { runs: concRuns, steps: 10, variant: "conc" },
       },
-      ...procs.map((p) => ({
-        id: `procs${p}`,
-        label: `${p} engine process${p > 1 ? "es" : ""}`,
-        params: { runs: procRuns, steps: 10, variant: "procs", procs: p },
-      })),
+      ...procVariants("result"),
+      ...procVariants("events"),
     ],
     runs: (v, s) => s === "waymark" || !v.id.startsWith("procs"),
     render(r) {
@@ -539,6 +542,7 @@ function planPg(z: Sizes): Plan {
         const v = this.variants.find((x) => x.id === id)!;
         const w = r.get(id, "normal", "waymark");
         const d = r.get(id, "normal", "dbos");
+        const f = r.get(id, "normal", "floor");
         const x = ratio(w?.stepsPerSec, d?.stepsPerSec);
         targets.push({
           scenario: "pg",
@@ -548,30 +552,50 @@ function planPg(z: Sizes): Plan {
           goal: "≥ ×3",
           ok: Number.isFinite(x) ? x >= 3 : null,
         });
-        const err = r.error(id, "normal", "waymark") ?? r.error(id, "normal", "dbos");
+        const err = ["waymark", "dbos", "floor"]
+          .map((s) => r.error(id, "normal", s as Subject))
+          .find(Boolean);
         return [
           v.label,
           int(w?.stepsPerSec),
           int(d?.stepsPerSec),
-          times(x, 1),
-          `${mark(targets.at(-1)!.ok)}${err ? ` (${err.split("\n")[0]})` : ""}`,
+          `${times(x, 1)} ${mark(targets.at(-1)!.ok)}`,
+          `${int(f?.stepsPerSec)}${err ? ` (failed: ${err.split("\n")[0]})` : ""}`,
+          times(w?.stepsPerSec, f?.stepsPerSec),
         ];
       });
-      const one = r.get("procs1", "normal", "waymark");
-      const procRows = this.variants
-        .filter((v) => v.id.startsWith("procs"))
-        .map((v) => {
-          const m = r.get(v.id, "normal", "waymark");
-          return [v.label, int(m?.stepsPerSec), times(m?.stepsPerSec, one?.stepsPerSec)];
-        });
+      const procRows = procs.map((p) => {
+        const a = r.get(`procs${p}-result`, "normal", "waymark");
+        const b = r.get(`procs${p}-events`, "normal", "waymark");
+        const a1 = r.get("procs1-result", "normal", "waymark");
+        const b1 = r.get("procs1-events", "normal", "waymark");
+        return [
+          `${p} engine process${p > 1 ? "es" : ""}`,
+          `${int(a?.stepsPerSec)} (${times(a?.stepsPerSec, a1?.stepsPerSec)})`,
+          `${int(b?.stepsPerSec)} (${times(b?.stepsPerSec, b1?.stepsPerSec)})`,
+        ];
+      });
       return {
         markdown: section(
           this.title,
-          `Both on the same PostgreSQL database, each in its own schema (\`waymark_bench\`, \`dbos_bench\`), dropped before every sample; the same trivial workflows (DBOS: \`registerWorkflow\` + \`runStep\`, started with \`startWorkflow\`). Waymark with several engine processes: ${int(procRuns)} runs × 10 steps split evenly across processes sharing one schema, started together; steps/s from the first start to the last finish.`,
+          `Both on the same PostgreSQL database, each in its own schema (\`waymark_bench\`, \`dbos_bench\`), dropped before every sample; the same trivial workflows (DBOS: \`registerWorkflow\` + \`runStep\`, started with \`startWorkflow\`, awaited with \`getResult\`). The floor: one autocommit INSERT of an entry row per step (one round trip and one commit), runs concurrently on a pool of 10 connections. Several engine processes: ${int(procRuns)} runs × 10 steps split evenly across processes sharing one schema, started together, steps/s from the first start to the last finish; each process awaits its runs with \`handle.result()\`, or by counting "completed" run events (\`engine.on\`).`,
           [
-            table(["workload", "Waymark steps/s", "DBOS steps/s", "Waymark is", "target ×3"], rows),
+            table(
+              [
+                "workload",
+                "Waymark steps/s",
+                "DBOS steps/s",
+                "Waymark is (target ×3)",
+                "PostgreSQL floor steps/s",
+                "Waymark vs floor",
+              ],
+              rows,
+            ),
             "",
-            table(["Waymark, one schema", "steps/s", "vs 1 process"], procRows),
+            table(
+              ["Waymark, one schema", "steps/s, awaiting result()", "steps/s, awaiting run events"],
+              procRows,
+            ),
           ],
         ),
         targets,

@@ -49,6 +49,7 @@ function figures(
   if (base && after) {
     out.rssMB = (after.rss - base.rss) / 2 ** 20;
     out.heapMB = (after.heapUsed - base.heapUsed) / 2 ** 20;
+    out.heapTotalMB = (after.heapTotal - base.heapTotal) / 2 ** 20;
   }
   return out;
 }

@@ -13,6 +13,7 @@ import { registry } from "../lib/workflows.js";
 export const PG_DATABASE = process.env.WAYMARK_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
 export const WAYMARK_SCHEMA = "waymark_bench";
 export const DBOS_SCHEMA = "dbos_bench";
+export const FLOOR_SCHEMA = "floor_bench";
 
 export function waymarkUrl(): string {
   const u = new URL(PG_DATABASE);
@@ -99,6 +100,7 @@ async function processes(spec: ChildSpec): Promise<Metrics> {
         String(w),
         String(runs / procs),
         String(n),
+        String(spec.params.await ?? "result"),
       ],
       { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] },
     );
@@ -119,9 +121,43 @@ async function processes(spec: ChildSpec): Promise<Metrics> {
   return rate(runs * n, ms);
 }
 
+/**
+ * The PostgreSQL floor: what one commit per step costs without an engine. Each "run" inserts its steps' rows
+ * one autocommit INSERT at a time (one round trip and one commit each); runs share a pool of 10 connections
+ * (Waymark's and DBOS's default) and go concurrently.
+ */
+async function floor(spec: ChildSpec): Promise<Metrics> {
+  const runs = num(spec.params, "runs");
+  const n = num(spec.params, "steps");
+  await dropSchema(FLOOR_SCHEMA);
+  const pool = new pg.Pool({ connectionString: PG_DATABASE, max: 10 });
+  await pool.query(`CREATE SCHEMA "${FLOOR_SCHEMA}"; CREATE TABLE "${FLOOR_SCHEMA}".entries (run_id bigint NOT NULL,
+    seq bigint NOT NULL, name text NOT NULL, status text NOT NULL, started_at bigint, ended_at bigint, output text,
+    attempts text, PRIMARY KEY (run_id, seq))`);
+  const insert = `INSERT INTO "${FLOOR_SCHEMA}".entries VALUES ($1, $2, $3, 'completed', $4, $4, $5, $6)`;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: runs }, async (_, r) => {
+      for (let i = 0; i < n; i++) {
+        const now = Date.now();
+        await pool.query({
+          name: "floor_insert",
+          text: insert,
+          values: [r, i, `s${i}`, now, String(i), `[{"n":1,"startedAt":${now},"status":"completed"}]`],
+        });
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  await pool.end();
+  await dropSchema(FLOOR_SCHEMA);
+  return rate(runs * n, ms);
+}
+
 export const scenario: ScenarioModule = {
   measure: {
     waymark: (spec) => (spec.params.variant === "procs" ? processes(spec) : waymark(spec)),
     dbos,
+    floor,
   },
 };
