@@ -6,6 +6,7 @@
 //   npm run bench -- --only a,b,pg     some scenarios (a b c d e f pg)
 //   npm run bench -- --runs 5          samples per figure (default 3; --quick: 1)
 //   npm run bench -- --no-profile      skip the CPU profiles taken where a target is missed
+//   npm run bench -- --notes           only refresh the notes at the end of bench/results.md from bench/notes.md
 
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -32,10 +33,11 @@ interface Args {
   only: string[] | null;
   runs: number | null;
   profile: boolean;
+  notes: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { quick: false, only: null, runs: null, profile: true };
+  const args: Args = { quick: false, only: null, runs: null, profile: true, notes: false };
   for (let i = 0; i < argv.length; i++) {
     const [flag, inline] = argv[i]!.split("=", 2) as [string, string | undefined];
     const value = () => inline ?? argv[++i] ?? "";
@@ -43,6 +45,7 @@ function parseArgs(argv: string[]): Args {
     else if (flag === "--only") args.only = value().split(",").filter(Boolean);
     else if (flag === "--runs") args.runs = Number(value());
     else if (flag === "--no-profile") args.profile = false;
+    else if (flag === "--notes") args.notes = true;
     else throw new Error(`bench: unknown option ${argv[i]} (see bench/main.ts)`);
   }
   return args;
@@ -209,8 +212,30 @@ async function profileVariant(plan: Plan, variantId: string, tmp: string): Promi
   ].join("\n");
 }
 
+const NOTES_FILE = path.join(ROOT, "bench/notes.md");
+const NOTES_MARK = "<!-- notes: from bench/notes.md -->";
+
+function notesSection(): string[] {
+  const notes = fs.existsSync(NOTES_FILE) ? fs.readFileSync(NOTES_FILE, "utf8").trim() : "";
+  return notes ? ["", NOTES_MARK, "", notes] : [];
+}
+
+/** Replaces the notes at the end of bench/results.md with bench/notes.md as it is now. */
+function refreshNotes(): void {
+  const file = path.join(ROOT, "bench/results.md");
+  const doc = fs.readFileSync(file, "utf8");
+  const at = doc.indexOf(NOTES_MARK);
+  const head = (at >= 0 ? doc.slice(0, at) : doc).trimEnd();
+  fs.writeFileSync(file, `${[head, ...notesSection()].join("\n")}\n`);
+  log(`refreshed the notes of ${path.relative(ROOT, file)}`);
+}
+
 async function main(): Promise<void> {
   const args = parseArgs(process.argv.slice(2));
+  if (args.notes) {
+    refreshNotes();
+    return;
+  }
   const samples = args.runs ?? (args.quick ? 1 : 3);
   const started = new Date();
   const t0 = performance.now();
@@ -256,8 +281,6 @@ async function main(): Promise<void> {
       ["l", "l", "r", "r", "l"],
     );
     process.stdout.write(`\n## Targets\n\n${summary}\n`);
-    const notesFile = path.join(ROOT, "bench/notes.md");
-    const notes = fs.existsSync(notesFile) ? fs.readFileSync(notesFile, "utf8").trim() : "";
     const doc = [
       "# Waymark benchmarks",
       "",
@@ -279,7 +302,7 @@ async function main(): Promise<void> {
       "",
       sections.join("\n\n"),
       ...(profiles.length ? ["", "## Profiles where a target is missed", "", profiles.join("\n\n")] : []),
-      ...(notes ? ["", notes] : []),
+      ...notesSection(),
       "",
     ].join("\n");
     const out =
