@@ -113,6 +113,7 @@ export class Engine extends RunsApi implements EngineCore {
       () => this.clock.now(),
       (ids, err) => this.onWriteFailure(ids, err),
       () => this.clock.now() >= this.leaseSafeUntil,
+      () => this.active.size <= 1 && this.loading.size === 0,
     );
     this.requests = new Requests(this);
   }

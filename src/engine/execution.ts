@@ -192,8 +192,8 @@ export class RunExecution {
   }
 
   /** Queues a start marker: written only if the entry is still unfinished a turn later. */
-  mark(row: EntryRow): void {
-    if (!this.dead && !this.verifying) this.core.writes.marker(row, this.core.owner);
+  mark(row: EntryRow, prepare?: () => void): void {
+    if (!this.dead && !this.verifying) this.core.writes.marker(row, this.core.owner, prepare);
   }
 
   /** Verify mode: where new work would begin; never settles. */

@@ -122,7 +122,7 @@ export async function runStep<T>(
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "step", "running");
   if (!recorded && options?.input !== undefined)
     row.input = toJson(options.input, `The input of step "${path}"`);
-  const attempts = parseAttempts(row);
+  const attempts = recorded ? parseAttempts(row) : [];
   const clock = exec.core.clock;
   const last = attempts.at(-1);
   if (last?.status === "running") {
@@ -142,8 +142,10 @@ export async function runStep<T>(
     const attempt: Attempt = { n: attempts.length + 1, startedAt: clock.now(), status: "running" };
     attempts.push(attempt);
     row.status = "running";
-    row.attempts = JSON.stringify(attempts);
-    exec.mark(row);
+    // Serialised only if the marker is written (the step outlived a turn).
+    exec.mark(row, () => {
+      row.attempts = JSON.stringify(attempts);
+    });
 
     exec.active++;
     let value: T;

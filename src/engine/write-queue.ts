@@ -28,7 +28,8 @@ interface Deferred<T> {
 export type WriteFailureHandler = (runIds: number[], error: unknown) => void;
 
 class Pending {
-  entries = new Map<string, EntryRow>();
+  /** Keyed by the row object: an execution writes one object per entry, so identity coalesces its writes. */
+  entries = new Set<EntryRow>();
   runs = new Map<number, RunPatch>();
   creates: Array<{ req: CreateRun; d: Deferred<CreateResult> }> = [];
   messages: Array<{ req: NewMessage; d: Deferred<MessageResult> }> = [];
@@ -74,7 +75,7 @@ class Pending {
 
   /** Drops every write of one run (its lease is gone); returns the run's flushers untouched. */
   dropRun(runId: number): void {
-    for (const [k, e] of this.entries) if (e.runId === runId) this.entries.delete(k);
+    for (const e of this.entries) if (e.runId === runId) this.entries.delete(e);
     this.runs.delete(runId);
     this.consume = this.consume.filter((c) => c.runId !== runId);
     this.deleteEntries = this.deleteEntries.filter((d) => d.runId !== runId);
@@ -87,7 +88,7 @@ class Pending {
       now,
       creates: this.creates.map((c) => c.req),
       messages: this.messages.map((m) => m.req),
-      entries: [...this.entries.values()],
+      entries: [...this.entries],
       deleteEntries: this.deleteEntries,
       truncateEntries: this.truncateEntries,
       consume: this.consume,
@@ -102,7 +103,7 @@ class Pending {
 
   runIds(): number[] {
     const ids = new Set<number>(this.owned.keys());
-    for (const e of this.entries.values()) ids.add(e.runId);
+    for (const e of this.entries) ids.add(e.runId);
     for (const id of this.runs.keys()) ids.add(id);
     return [...ids];
   }
@@ -125,13 +126,14 @@ export class WriteQueue {
      * be valid (renewed recently), since nobody else can claim a run before its lease expires.
      */
     private readonly leasesInDoubt: () => boolean = () => true,
+    /** True when at most one run executes here, so waiting a turn to group commits gains nothing. */
+    private readonly solo: () => boolean = () => false,
   ) {}
 
   /** Writes an entry row (full row; replaces an earlier write of the same entry this turn). */
   entry(row: EntryRow, owner: string): void {
-    const key = `${row.runId}:${row.seq}`;
-    this.markers.delete(key);
-    this.pending.entries.set(key, row);
+    this.markers.delete(row);
+    this.pending.entries.add(row);
     this.pending.owned.set(row.runId, owner);
     this.schedule();
   }
@@ -141,27 +143,27 @@ export class WriteQueue {
    * later: most steps finish within a turn, and their completion write makes the marker needless.
    * Best effort by design: a marker shows an attempt that a crash interrupted.
    */
-  marker(row: EntryRow, owner: string): void {
-    const key = `${row.runId}:${row.seq}`;
-    if (this.pending.entries.has(key)) return;
-    this.markers.set(key, { row, owner, status: row.status, aged: false });
+  marker(row: EntryRow, owner: string, prepare?: () => void): void {
+    if (this.pending.entries.has(row)) return;
+    this.markers.set(row, { owner, status: row.status, aged: false, prepare });
     this.schedule();
   }
 
   private readonly markers = new Map<
-    string,
-    { row: EntryRow; owner: string; status: string; aged: boolean }
+    EntryRow,
+    { owner: string; status: string; aged: boolean; prepare: (() => void) | undefined }
   >();
 
   /** Moves markers that outlived a turn into the batch; keeps the young ones for the next. */
   private ageMarkers(): void {
-    for (const [key, m] of this.markers) {
-      if (m.row.status !== m.status) {
-        this.markers.delete(key);
+    for (const [row, m] of this.markers) {
+      if (row.status !== m.status) {
+        this.markers.delete(row);
       } else if (m.aged) {
-        this.markers.delete(key);
-        this.pending.entries.set(key, m.row);
-        this.pending.owned.set(m.row.runId, m.owner);
+        this.markers.delete(row);
+        m.prepare?.();
+        this.pending.entries.add(row);
+        this.pending.owned.set(row.runId, m.owner);
       } else m.aged = true;
     }
   }
@@ -235,8 +237,19 @@ export class WriteQueue {
    */
   flush(): Promise<ReadonlySet<number>> {
     this.schedule();
+    // With a single run executing there is nobody to share a commit with: commit as soon as the
+    // current microtasks settle instead of waiting for the next turn of the event loop.
+    if (!this.soonScheduled && this.solo()) {
+      this.soonScheduled = true;
+      queueMicrotask(() => {
+        this.soonScheduled = false;
+        void this.drain();
+      });
+    }
     return this.pending.flushed();
   }
+
+  private soonScheduled = false;
 
   private schedule(): void {
     if (this.scheduled) return;

@@ -82,7 +82,7 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
     if (path !== ":memory:" && !options.readonly) setWal(db);
     db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
     db.pragma("temp_store = MEMORY");
-    db.pragma("cache_size = -32000");
+    db.pragma("cache_size = -8000");
     migrate(db, path, options.readonly ?? false);
   } catch (err) {
     db.close();
