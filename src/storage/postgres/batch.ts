@@ -90,6 +90,27 @@ export class BatchWriter {
     };
   }
 
+  /**
+   * True when a batch only writes history entries of runs this process holds without doubt: one
+   * statement is then atomic on its own, and nothing in it concerns another process (no NOTIFY).
+   */
+  static entriesOnly(b: WriteBatch): boolean {
+    return (
+      b.entries.length > 0 &&
+      b.leases.length === 0 &&
+      b.creates.length === 0 &&
+      b.messages.length === 0 &&
+      b.runs.length === 0 &&
+      b.consume.length === 0 &&
+      b.unconsume.length === 0 &&
+      b.deleteEntries.length === 0 &&
+      b.truncateEntries.length === 0 &&
+      b.requests.length === 0 &&
+      b.requestsDone.length === 0 &&
+      b.rejections.length === 0
+    );
+  }
+
   /** Applies a batch inside an open transaction; throws (and the caller rolls back) on a lost lease. */
   async apply(q: Query, batch: WriteBatch): Promise<BatchResult> {
     const s = this.sql;
@@ -204,7 +225,7 @@ export class BatchWriter {
     });
   }
 
-  private async upsertEntries(q: Query, rows: EntryRow[]): Promise<void> {
+  async upsertEntries(q: Query, rows: EntryRow[]): Promise<void> {
     // One row per (run, seq), the last write winning (an upsert may not touch a row twice).
     const byKey = new Map<string, EntryRow>();
     for (const e of rows) byKey.set(`${e.runId}:${e.seq}`, e);
