@@ -291,7 +291,7 @@ function planD(z: Sizes): Plan {
     ],
     params: (v, s) => ({
       ...v.params,
-      ...(s === "rivet-mem" ? { warm: 50, window: 200 } : { warm: 1000, window }),
+      ...(s === "rivet-mem" ? { warm: 50, window: 100, windows: 3 } : { warm: 1000, window, windows: 5 }),
     }),
     template: () => "temp",
     render(r) {
@@ -326,7 +326,7 @@ function planD(z: Sizes): Plan {
       return {
         markdown: section(
           this.title,
-          `A template run with that many recorded steps (built once by each engine) is resumed; after 1,000 new steps (warm-up) the next ${int(window)} are timed (Rivet: after 50, the next 200, since each takes milliseconds at 100,000 entries). The floor commits single rows into a table already holding the run's rows. Rivet's SQLite driver is left out: it runs the same engine code, whose growth the in-memory row already shows, and would add minutes.`,
+          `A template run with that many recorded steps (built once by each engine) is resumed; after 1,000 new steps (warm-up), five windows of ${int(window)} steps are timed and the median window kept (Rivet: after 50, three windows of 100, since each step takes milliseconds at 100,000 entries). The floor commits single rows into a table already holding the run's rows. Rivet's SQLite driver is left out: it runs the same engine code, whose growth the in-memory row already shows, and would add minutes.`,
           parts,
         ),
         targets,

@@ -27,13 +27,26 @@ function hangAt(recorded: number): Promise<void> {
   return hung.promise;
 }
 
-/** Notes when each of `points` begins (steps before the last return their index); the last hangs. */
-export function probe(points: number[]): { at: Map<number, number>; done: Promise<void> } {
+/**
+ * Notes when each of `points` begins (steps before the last return their index); the last hangs.
+ * With `gate`, step `gate.at` first waits for `gate.open()` (e.g. starting a profiler) and its time is
+ * noted after that, so the wait stays out of the windows.
+ */
+export function probe(
+  points: number[],
+  gate?: { at: number; open: () => Promise<void> },
+): { at: Map<number, number>; done: Promise<void> } {
   const at = new Map<number, number>();
   const last = Math.max(...points);
   const wanted = new Set(points);
   const done = deferred();
   setHook((i) => {
+    if (gate && i === gate.at) {
+      return gate.open().then(() => {
+        if (wanted.has(i)) at.set(i, performance.now());
+        return i;
+      });
+    }
     if (wanted.has(i)) at.set(i, performance.now());
     if (i < last) return i;
     done.resolve();
