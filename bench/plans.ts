@@ -289,9 +289,14 @@ function planD(z: Sizes): Plan {
       { id: "small", label: int(small), params: { recorded: small } },
       { id: "large", label: int(large), params: { recorded: large } },
     ],
-    params: (v, s) => ({
+    // Rivet takes milliseconds per step at 100,000 entries, and a FULL commit is an fsync: shorter windows.
+    params: (v, s, d) => ({
       ...v.params,
-      ...(s === "rivet-mem" ? { warm: 50, window: 100, windows: 3 } : { warm: 1000, window, windows: 5 }),
+      ...(s === "rivet-mem"
+        ? { warm: 50, window: 100, windows: 3 }
+        : d === "full"
+          ? { warm: 500, window: window / 4, windows: 9 }
+          : { warm: 3 * window, window, windows: 9 }),
     }),
     template: () => "temp",
     render(r) {
@@ -326,7 +331,7 @@ function planD(z: Sizes): Plan {
       return {
         markdown: section(
           this.title,
-          `A template run with that many recorded steps (built once by each engine) is resumed; after 1,000 new steps (warm-up), five windows of ${int(window)} steps are timed and the median window kept (Rivet: after 50, three windows of 100, since each step takes milliseconds at 100,000 entries). The floor commits single rows into a table already holding the run's rows. Rivet's SQLite driver is left out: it runs the same engine code, whose growth the in-memory row already shows, and would add minutes.`,
+          `A template run with that many recorded steps (built once by each engine) is resumed; after ${int(3 * window)} new steps (warm-up), nine windows of ${int(window)} steps are timed and the median window kept (FULL: after 500, nine windows of ${int(window / 4)}; Rivet: after 50, three windows of 100, since each of its steps takes milliseconds at 100,000 entries). The floor commits single rows into a table already holding the run's rows. Rivet's SQLite driver is left out: it runs the same engine code, whose growth the in-memory row already shows, and would add minutes.`,
           parts,
         ),
         targets,

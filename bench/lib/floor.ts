@@ -1,8 +1,10 @@
 // The physical floor: what SQLite alone costs for the writes and reads a scenario needs, with Waymark's
-// pragmas and no engine. One INSERT of an entry-shaped row per step, each in its own transaction.
+// pragmas (read from a store Waymark opens) and no engine. One INSERT of an entry-shaped row per step, each in
+// its own transaction; SQLite's own automatic checkpoints (Waymark's background checkpointer is engine code).
 
 import Database from "better-sqlite3";
 import type { Durability } from "./common.js";
+import { useWaymarkPragmas } from "./pragmas.js";
 
 /** Waymark's entries table (src/storage/sqlite/migrations.ts), so rows and B-tree match what it writes. */
 const SCHEMA = `
@@ -28,11 +30,7 @@ export class Floor {
 
   constructor(path: string, durability: Durability) {
     this.db = new Database(path);
-    this.db.pragma("busy_timeout = 5000");
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma(`synchronous = ${durability === "full" ? "FULL" : "NORMAL"}`);
-    this.db.pragma("temp_store = MEMORY");
-    this.db.pragma("cache_size = -32000");
+    useWaymarkPragmas(this.db, durability);
     this.db.exec(SCHEMA);
     const insert = this.db.prepare(`INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status,
       started_at, ended_at, output, attempts) VALUES (?, ?, '', ?, ?, 'step', 'completed', ?, ?, ?, ?)`);

@@ -7,6 +7,7 @@ import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
 import { ROOT } from "./common.js";
+import { waymarkPragmas } from "./pragmas.js";
 
 function version(pkg: string): string {
   try {
@@ -80,6 +81,14 @@ export async function describeMachine(
     ["Node", process.version],
     ["SQLite", `${sqlite} (better-sqlite3 ${version("better-sqlite3")})`],
     ["Disk (databases)", `${tmpDir}: ${disk(tmpDir)}`],
+    [
+      "SQLite pragmas",
+      `Waymark's, read from a store it opens, also used by the floor and Rivet's SQLite driver: ${waymarkPragmas(
+        "normal",
+      )
+        .map(([k, v]) => `${k}=${k === "synchronous" ? "NORMAL or FULL" : v}`)
+        .join(", ")}`,
+    ],
     [
       "Peers",
       `@rivetkit/workflow-engine ${version("@rivetkit/workflow-engine")}, @dbos-inc/dbos-sdk ${version("@dbos-inc/dbos-sdk")}`,

@@ -14,8 +14,8 @@ import type {
   WorkflowMessageDriver,
 } from "@rivetkit/workflow-engine";
 import Database from "better-sqlite3";
-
-export type Durability = "normal" | "full";
+import type { Durability } from "../lib/common.js";
+import { useWaymarkPragmas } from "../lib/pragmas.js";
 
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS kv (wf TEXT NOT NULL, key BLOB NOT NULL, value BLOB NOT NULL,
@@ -71,12 +71,7 @@ export class RivetSqlite {
 
   constructor(path: string, durability: Durability) {
     this.db = new Database(path);
-    // The pragmas of Waymark's SQLite store (src/storage/sqlite/sqlite-store.ts).
-    this.db.pragma("busy_timeout = 5000");
-    this.db.pragma("journal_mode = WAL");
-    this.db.pragma(`synchronous = ${durability === "full" ? "FULL" : "NORMAL"}`);
-    this.db.pragma("temp_store = MEMORY");
-    this.db.pragma("cache_size = -32000");
+    useWaymarkPragmas(this.db, durability); // the same settings as Waymark's store, read from one it opens
     this.db.exec(SCHEMA);
     const p = (sql: string) => this.db.prepare(sql);
     this.s = {
