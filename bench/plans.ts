@@ -4,6 +4,7 @@ import type { Durability, Metrics, Subject } from "./lib/common.js";
 import { SUBJECT_LABEL } from "./lib/common.js";
 import { dec, int, mark, ms, ratio, table, times } from "./lib/format.js";
 import { mcpDatabasePath } from "./lib/mcp-db.js";
+import { waymarkPragmas } from "./lib/pragmas.js";
 
 export type Params = Record<string, number | string>;
 
@@ -344,6 +345,8 @@ function planD(z: Sizes): Plan {
 
 function planE(z: Sizes): Plan {
   const runs = z.quick ? 5000 : 100_000;
+  const cacheSize = Number(waymarkPragmas("normal").find(([k]) => k === "cache_size")?.[1] ?? 0);
+  const cacheMB = Math.round(cacheSize < 0 ? -cacheSize / 1024 : (cacheSize * 4096) / 2 ** 20);
   const subjects: Subject[] = ["waymark", "rivet-mem", "rivet-sqlite", "floor"];
   return {
     id: "e",
@@ -407,7 +410,7 @@ function planE(z: Sizes): Plan {
       return {
         markdown: section(
           this.title,
-          "Create: every run started (1,000 calls in flight) until each waits for a message. RSS and JS heap: after a full GC, over the same process idle before the runs (RSS includes SQLite's page cache, up to 32 MB with Waymark's `cache_size`). Deliver: one message to each (1,000 in flight) until every run completed. Rivet runs in its memory-free \"yield\" mode: a waiting run returns; a message is queued and the run executed again by the host code here. Its in-memory driver holds the histories in the heap by design.",
+          `Create: every run started (1,000 calls in flight) until each waits for a message. RSS and JS heap: after a full GC, over the same process idle before the runs (RSS includes SQLite's page cache, up to ${cacheMB} MB with Waymark's \`cache_size\`). Deliver: one message to each (1,000 in flight) until every run completed. Rivet runs in its memory-free "yield" mode: a waiting run returns; a message is queued and the run executed again by the host code here. Its in-memory driver holds the histories in the heap by design.`,
           parts,
         ),
         targets,

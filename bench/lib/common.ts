@@ -86,6 +86,7 @@ export function num(params: ChildSpec["params"], name: string): number {
 export function copyDatabase(from: string, to: string): void {
   fs.copyFileSync(from, to);
   for (const suffix of ["-wal", "-shm"]) {
+    fs.rmSync(to + suffix, { force: true }); // a stale WAL beside the copy would be applied to it
     if (fs.existsSync(from + suffix)) fs.copyFileSync(from + suffix, to + suffix);
   }
 }
