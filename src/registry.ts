@@ -87,9 +87,11 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     workflows: config.use,
     definitions,
     async start(options: StartOptions = {}) {
+      // Checkpoints on a worker thread keep them out of commits; with FULL durability SQLite's own
+      // checkpoints measured cheaper (the worker's fsyncs compete with every commit's), so keep those.
       const store = await openStore(options.database, {
         ...storeOptions(options),
-        backgroundCheckpoints: true,
+        backgroundCheckpoints: options.durability !== "full",
       });
       const engine = new Engine(store, definitions, options);
       try {

@@ -71,7 +71,8 @@ function problem(
  */
 export function toJson(value: unknown, what: string): string {
   if (value === undefined) return "null";
-  if (typeof value === "string" || typeof value === "boolean") return JSON.stringify(value);
+  if (typeof value === "string" || typeof value === "boolean" || value === null) return JSON.stringify(value);
+  if (typeof value === "number" && Number.isFinite(value)) return String(value);
   const p = problem(value, "", 0, new Set());
   if (p) throw new NotSerializableError(what, p[0].replace(/^\./, ""), p[1], p[2]);
   return JSON.stringify(value);

@@ -357,10 +357,9 @@ export abstract class RunsApi {
         else reject(new RunFailedError(label, fromJson<ErrorInfo>(row.error) ?? null));
       };
       const off = this.events.onRun(runId, (e) => {
-        if (
-          e.type === "external" ||
-          (e.type === "run" && TERMINAL_STATUSES.includes(e.status as RunStatus))
-        ) {
+        // Another process's commit can only finish a run this process is not executing.
+        const external = e.type === "external" && !this.active.has(runId);
+        if (external || (e.type === "run" && TERMINAL_STATUSES.includes(e.status as RunStatus))) {
           void check().catch(reject);
         }
       });

@@ -151,17 +151,21 @@ export async function runStep<T>(
     let value: T;
     // Each attempt works on its own copy of the state: a failed attempt's writes vanish with it, and
     // steps running side by side (join branches) never see or commit each other's unfinished writes.
-    const work = { base: exec.stateJson, value: JSON.parse(exec.stateJson) as object };
+    // The copy is made when the step first touches `step.state`; a step that never does changes nothing.
+    const work: Work = { base: exec.stateJson, value: undefined };
     try {
       value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path, work);
       const output = value === undefined ? null : toJson(value, `The result of step "${path}"`);
-      if (typeof work.value !== "object" || work.value === null || Array.isArray(work.value)) {
-        throw new FatalError(
-          `Step "${path}" replaced the run's state with ${Array.isArray(work.value) ? "an array" : String(work.value)}; state must stay an object. Change its properties instead.`,
-        );
+      let diff: StateDiff | null = null;
+      if (work.value !== undefined) {
+        if (typeof work.value !== "object" || work.value === null || Array.isArray(work.value)) {
+          throw new FatalError(
+            `Step "${path}" replaced the run's state with ${Array.isArray(work.value) ? "an array" : String(work.value)}; state must stay an object. Change its properties instead.`,
+          );
+        }
+        const changed = diffState(work.base, toJson(work.value, `The state after step "${path}"`));
+        diff = changed ? mergeIntoState(exec, changed) : null;
       }
-      const changed = diffState(work.base, toJson(work.value, `The state after step "${path}"`));
-      const diff = changed ? mergeIntoState(exec, changed) : null;
       attempt.status = "completed";
       attempt.endedAt = clock.now();
       row.status = "completed";
@@ -208,17 +212,24 @@ export async function runStep<T>(
   }
 }
 
+/** An attempt's private copy of the run's state, made on first use. */
+interface Work {
+  base: string;
+  value: object | undefined;
+}
+
 /** The context one attempt's function receives (a class: one allocation, accessors on the prototype). */
 class AttemptContext implements StepContext {
   private controller: AbortController | null = null;
   constructor(
     private readonly exec: RunExecution,
     private readonly scope: Scope,
-    private readonly work: { value: object },
+    private readonly work: Work,
     readonly attempt: number,
     readonly name: string,
   ) {}
   get state(): any {
+    if (this.work.value === undefined) this.work.value = JSON.parse(this.work.base) as object;
     return this.work.value;
   }
   set state(value: any) {
@@ -259,7 +270,7 @@ async function runAttempt<T>(
   attempt: number,
   timeout: number | null,
   path: string,
-  work: { value: object },
+  work: Work,
 ): Promise<T> {
   const step = new AttemptContext(exec, scope, work, attempt, name);
   if (timeout === null) {
