@@ -24,7 +24,14 @@ import type {
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
-import { numbered, PATCH_COLUMNS, prepareStatements, RUN_COLUMNS, type Statements } from "./statements.js";
+import {
+  entryFromArray,
+  numbered,
+  PATCH_COLUMNS,
+  prepareStatements,
+  RUN_COLUMNS,
+  type Statements,
+} from "./statements.js";
 
 /** `normal`: survives a process crash (WAL, synchronous=NORMAL). `full`: also survives power loss. */
 export type Durability = "normal" | "full";
@@ -259,7 +266,7 @@ export class SqliteStore implements Store {
         if (!run) continue;
         out.push({
           run,
-          entries: this.stmts.entriesOf.all(id) as EntryRow[],
+          entries: (this.stmts.entriesOf.all(id) as unknown[][]).map(entryFromArray),
           messages: this.stmts.pendingMessages.all(id) as MessageRow[],
         });
       }
@@ -331,7 +338,7 @@ export class SqliteStore implements Store {
   }
 
   async allEntries(runId: number): Promise<EntryRow[]> {
-    return this.stmts.entriesOf.all(runId) as EntryRow[];
+    return (this.stmts.entriesOf.all(runId) as unknown[][]).map(entryFromArray);
   }
 
   async listMessages(

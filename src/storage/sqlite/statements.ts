@@ -1,12 +1,39 @@
 // The SQLite store's statements, prepared once per connection, and how rows map to columns.
 
 import type Database from "better-sqlite3";
+import type { EntryRow } from "../store.js";
 
 export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
   waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
   created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt`;
 export const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
   ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
+/** The entry columns in EntryRow's field order, for array rows. */
+export const ENTRY_FIELDS = `run_id, seq, scope, ordinal, name, kind, status, started_at, ended_at, input, output,
+  error, attempts, detail, state_seq, state_diff`;
+
+/** An EntryRow from an array row selected with ENTRY_FIELDS. */
+export function entryFromArray(r: unknown[]): EntryRow {
+  return {
+    runId: r[0] as number,
+    seq: r[1] as number,
+    scope: r[2] as string,
+    ordinal: r[3] as number,
+    name: r[4] as string,
+    kind: r[5] as string,
+    status: r[6] as string,
+    startedAt: r[7] as number | null,
+    endedAt: r[8] as number | null,
+    input: r[9] as string | null,
+    output: r[10] as string | null,
+    error: r[11] as string | null,
+    attempts: r[12] as string | null,
+    detail: r[13] as string | null,
+    stateSeq: r[14] as number | null,
+    stateDiff: r[15] as string | null,
+  };
+}
+
 export const MESSAGE_COLUMNS = `id, run_id AS runId, queue, body, sent_at AS sentAt, idempotency_key AS idempotencyKey,
   consumed_at AS consumedAt, consumed_by AS consumedBy`;
 
@@ -129,7 +156,8 @@ export function prepareStatements(db: Database.Database): Statements {
       FROM requests WHERE id = ?`),
     claimRun: p(`UPDATE runs SET owner = ?2, lease_until = ?3, wake_at = ?3
       WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_until <= ?4)`),
-    entriesOf: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? ORDER BY seq`),
+    // Rows as arrays (entryFromArray builds them): much faster than better-sqlite3's objects for long histories.
+    entriesOf: p(`SELECT ${ENTRY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`).raw(),
     entriesPage: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
     entry: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`),
     pendingMessages: p(
