@@ -1,6 +1,7 @@
 // `waymark mcp`: serve a database over MCP, beside a running application (attach) or with its workflows.
 //
 //   waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module] [--read-only] [--token-env NAME]
+//                    [--session-idle minutes]
 //
 // Logs go to stderr; in stdio mode stdout carries only the protocol.
 
@@ -9,7 +10,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Engine } from "../engine/engine.js";
 import { createInspector } from "../inspector/index.js";
-import { DEFAULT_HTTP_PORT, type HttpHandle, serveHttp } from "../mcp/http.js";
+import { DEFAULT_HTTP_PORT, DEFAULT_SESSION_IDLE_MS, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
 import { attach, type Registry } from "../registry.js";
@@ -17,6 +18,7 @@ import { DEFAULT_DATABASE } from "../storage/open.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
 
 const HELP = `Usage: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module] [--read-only] [--token-env NAME]
+                  [--session-idle minutes]
 
 Serves a Waymark database over MCP.
   --stdio              Talk MCP over stdin/stdout (default): what Claude Code, Claude Desktop and Cursor spawn.
@@ -32,6 +34,8 @@ Serves a Waymark database over MCP.
   --token-env NAME     Require "Authorization: Bearer <token>" over HTTP, the token read from environment
                        variable NAME. Required when binding beyond loopback. Open the inspector once as
                        http://host:port/?token=<token>: a session cookie then carries it.
+  --session-idle min   Close an HTTP session after this many minutes with no request and no open stream
+                       (default ${DEFAULT_SESSION_IDLE_MS / 60_000}); a client that returns later starts a new session.
 `;
 
 interface Args {
@@ -42,6 +46,7 @@ interface Args {
   registry: string | null;
   readOnly: boolean;
   tokenEnv: string | null;
+  sessionIdleMs: number;
 }
 
 class UsageError extends Error {}
@@ -55,6 +60,7 @@ export function parseArgs(argv: string[]): Args | "help" {
     registry: null,
     readOnly: false,
     tokenEnv: null,
+    sessionIdleMs: DEFAULT_SESSION_IDLE_MS,
   };
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
@@ -96,6 +102,14 @@ export function parseArgs(argv: string[]): Args | "help" {
       case "--token-env":
         args.tokenEnv = value(i++, a);
         break;
+      case "--session-idle": {
+        const v = value(i++, a);
+        const minutes = Number(v);
+        if (!(minutes > 0))
+          throw new UsageError(`--session-idle takes a number of minutes above 0, e.g. 30; got "${v}".`);
+        args.sessionIdleMs = minutes * 60_000;
+        break;
+      }
       default:
         throw new UsageError(`Unknown option "${a}".`);
     }
@@ -182,6 +196,7 @@ export async function run(argv: string[]): Promise<number> {
         host: args.host,
         port: args.port,
         ...(token ? { token } : {}),
+        sessionIdleMs: args.sessionIdleMs,
         mount: createInspector(engine, { readOnly: args.readOnly }),
       });
       log(

@@ -24,6 +24,12 @@ export interface HttpOptions {
   /** Path of the MCP endpoint (default "/mcp"). */
   path?: string;
   /**
+   * A session with no request in progress and no open GET stream for this long is closed (default 30
+   * minutes), so clients that vanish without DELETE do not hold a server and its subscriptions forever.
+   * A client that comes back after that gets 404 and initializes a new session, as the spec asks.
+   */
+  sessionIdleMs?: number;
+  /**
    * Serves every other path (the inspector), after the Host and Origin checks. It gets the bearer token
    * to enforce itself, since a browser page cannot send an Authorization header.
    */
@@ -44,11 +50,14 @@ export interface HttpHandle {
   port: number;
   /** Open sessions. */
   sessionCount(): number;
+  /** Sessions closed for idleness so far. */
+  sessionsReaped(): number;
   close(): Promise<void>;
 }
 
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1", "[::1]"];
 export const DEFAULT_HTTP_PORT = 3920;
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 export function isLoopback(host: string): boolean {
   return LOOPBACK_NAMES.includes(host) || /^127\.\d+\.\d+\.\d+$/.test(host);
@@ -103,6 +112,20 @@ function readBody(req: IncomingMessage, max: number): Promise<string> {
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
+  /** Requests in progress, open GET streams included: a session with any is alive. */
+  busy: number;
+  /** When the last request ended (or the session began). */
+  lastActive: number;
+}
+
+/** Counts a request against its session until the response closes (a GET stream stays open for long). */
+function track(session: Session, res: ServerResponse): void {
+  session.busy++;
+  session.lastActive = Date.now();
+  res.once("close", () => {
+    session.busy--;
+    session.lastActive = Date.now();
+  });
 }
 
 /** Serves MCP over Streamable HTTP; each session gets its own server from `factory`. */
@@ -180,6 +203,7 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
         return;
       }
       if (existing) {
+        track(existing, res);
         await existing.transport.handleRequest(req, res, body);
         return;
       }
@@ -205,7 +229,9 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
       const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
-          sessions.set(id, { transport, server });
+          const session: Session = { transport, server, busy: 0, lastActive: Date.now() };
+          sessions.set(id, session);
+          track(session, res);
         },
       });
       await server.connect(transport);
@@ -224,6 +250,7 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
         else jsonError(res, 404, -32001, "Session not found: it ended or the server restarted.");
         return;
       }
+      track(existing, res);
       await existing.transport.handleRequest(req, res);
       return;
     }
@@ -247,6 +274,26 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
       resolve();
     });
   });
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  let reaped = 0;
+  const reaper = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const [id, session] of sessions) {
+        if (session.busy > 0 || session.lastActive > cutoff) continue;
+        sessions.delete(id);
+        reaped++;
+        const idle = Date.now() - session.lastActive;
+        const shown = idle >= 60_000 ? `${Math.round(idle / 60_000)} min` : `${(idle / 1000).toFixed(1)} s`;
+        process.stderr.write(
+          `waymark mcp: closed HTTP session ${id.slice(0, 8)}… after ${shown} without a request or an open stream\n`,
+        );
+        session.server.close().catch(() => {});
+      }
+    },
+    Math.max(10, Math.min(idleMs / 2, 60_000)),
+  );
+  reaper.unref();
   const address = httpServer.address() as AddressInfo;
   const shownHost = address.family === "IPv6" ? `[${address.address}]` : address.address;
   return {
@@ -254,7 +301,9 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
     host: address.address,
     port: address.port,
     sessionCount: () => sessions.size,
+    sessionsReaped: () => reaped,
     async close() {
+      clearInterval(reaper);
       const open = [...sessions.values()];
       sessions.clear();
       await Promise.all(open.map((s) => s.server.close().catch(() => {})));

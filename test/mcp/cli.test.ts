@@ -111,3 +111,13 @@ test("over HTTP on port 0: prints the bound address to stderr and serves it; ref
   expect(code).toBe(1);
   expect(refusedErr).toContain("without a bearer token");
 });
+
+test("--session-idle takes minutes above 0 and says so otherwise", async () => {
+  const { parseArgs } = await import("../../src/cli/mcp.js");
+  const parsed = parseArgs(["--http", "0", "--session-idle", "5"]);
+  expect(parsed).not.toBe("help");
+  if (parsed !== "help") expect(parsed.sessionIdleMs).toBe(5 * 60_000);
+  expect(() => parseArgs(["--session-idle", "soon"])).toThrow(/--session-idle takes a number of minutes/);
+  expect(() => parseArgs(["--session-idle", "0"])).toThrow(/above 0/);
+  expect(() => parseArgs(["--session-idle"])).toThrow(/needs a value/);
+});

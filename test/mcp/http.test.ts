@@ -146,3 +146,60 @@ test("a bearer token is required when set, and binding beyond loopback without o
   const viaLoopback = await httpClient(wide.url.replace("0.0.0.0", "127.0.0.1"), "s3cret-token");
   expect((await viaLoopback.client.listTools()).tools.length).toBeGreaterThan(5);
 });
+
+test("a session idle past sessionIdleMs is closed; a connected client's open GET stream keeps its session", async () => {
+  const engine = await startEngine(closer, tempDb(closer));
+  const handle = await serve(engine, { sessionIdleMs: 300 });
+
+  // A client that initialized and went away without DELETE (no stream open): its session is reaped.
+  const init = await rawWithHeaders(handle.url, INIT);
+  expect(init.status).toBe(200);
+  const abandoned = init.sessionId;
+  expect(abandoned).toBeTruthy();
+
+  // An SDK client keeps its GET stream open while connected, so its session survives idle periods.
+  const live = await httpClient(handle.url);
+  expect(handle.sessionCount()).toBe(2);
+
+  await until(() => handle.sessionsReaped() === 1, "the abandoned session to be reaped", 5_000);
+  expect(handle.sessionCount()).toBe(1);
+  const gone = await raw(handle.url, {
+    headers: { "mcp-session-id": abandoned },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }),
+  });
+  expect(gone.status).toBe(404);
+  expect(gone.body).toContain("Initialize a new session");
+
+  await new Promise((r) => setTimeout(r, 900));
+  const tools = await live.client.listTools();
+  expect(tools.tools.length).toBeGreaterThan(5);
+  expect(handle.sessionCount()).toBe(1);
+
+  // Once the client goes (its stream closes), its session is reaped too.
+  await live.transport.close();
+  await until(() => handle.sessionCount() === 0, "the closed client's session to be reaped", 5_000);
+});
+
+/** POSTs an initialize request and returns the status and the session id it was given. */
+function rawWithHeaders(url: string, body: string): Promise<{ status: number; sessionId: string }> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, sessionId: String(res.headers["mcp-session-id"] ?? "") }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
