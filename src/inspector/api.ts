@@ -4,7 +4,7 @@
 //   GET  /api/workflows                             workflows with run counts by status, and the totals
 //   GET  /api/runs?workflow&status&key&error&after&before&cursor&limit    newest first, a page at a time
 //   GET  /api/runs/:workflow/:key                   the run, what it waits on (with message schemas), queues
-//   GET  /api/runs/:workflow/:key/history           every entry's timing, attempts and status
+//   GET  /api/runs/:workflow/:key/history           every entry's timing, attempts and status (the first 10,000)
 //   GET  /api/runs/:workflow/:key/entries/:id       one entry whole, with the state before and after it
 //   GET  /api/runs/:workflow/:key/diagnosis         why a failed run failed (the diagnosis module)
 //   POST /api/runs/:workflow/:key/messages          { queue, body, idempotencyKey? }
@@ -33,6 +33,8 @@ export interface ApiOptions {
 const RUN_VALUE_MAX = 100_000;
 /** Largest value sent whole in an entry's detail. */
 const ENTRY_VALUE_MAX = 500_000;
+/** Most entries a timeline gets (a bar each); beyond it the answer says `truncated`. */
+const HISTORY_MAX = 10_000;
 
 type Route = { body: unknown };
 
@@ -215,8 +217,17 @@ export class InspectorApi {
 
   private async history(workflow: string, key: string) {
     const id = await this.runId(workflow, key);
-    const entries = await this.engine.history(id, { limit: 10_000 });
-    return { entries: entries.map(entryBar), serverNow: this.engine.clock.now() };
+    const entries = await this.engine.history(id, { limit: HISTORY_MAX });
+    const last = entries.at(-1);
+    const truncated =
+      entries.length === HISTORY_MAX && last !== undefined
+        ? (await this.engine.history(id, { after: last.id, limit: 1 })).length > 0
+        : false;
+    return {
+      entries: entries.map(entryBar),
+      truncated,
+      serverNow: this.engine.clock.now(),
+    };
   }
 
   private async entry(workflow: string, key: string, ref: string) {

@@ -12,7 +12,7 @@ import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Engine } from "../../src/engine/engine.js";
-import { attach } from "../../src/index.js";
+import { attach, setup, workflow } from "../../src/index.js";
 import { Closer, ROOT } from "../mcp/helpers.js";
 import { serveInspector } from "./helpers.js";
 
@@ -287,6 +287,54 @@ describe("the run inspector in chromium, on the demo", () => {
       expect(background).not.toBe("rgb(246, 247, 249)"); // the light background
       await shot("dark-fan-out");
       await page.emulateMedia({ colorScheme: "light" });
+    },
+    STEP_MS,
+  );
+
+  test(
+    "a long history: only the rows in view are drawn, End and the arrow keys reach every entry, and the cut is said",
+    async () => {
+      const closer = new Closer();
+      try {
+        // 10,005 steps, then a sleep: more entries than a timeline gets, on a live (sleeping) run.
+        const long = workflow({
+          run: async (ctx, input: { n: number }) => {
+            for (let i = 0; i < input.n; i++) await ctx.step(`s${i}`, () => i);
+            await ctx.sleep("nap", "1h");
+          },
+        });
+        const engine = (await setup({ use: { long } }).start({
+          database: path.join(temp, "long.db"),
+        })) as unknown as Engine;
+        closer.add(() => engine.close());
+        const run = await engine.getOrCreate("long", "l1", { n: 10_005 });
+        while ((await run.status()) !== "sleeping") await new Promise((r) => setTimeout(r, 50));
+        const server = await serveInspector(closer, engine);
+
+        await page.goto(`${server.base}/#/run/long/l1`);
+        await page.locator('.tl-main[data-path="s0"]').waitFor();
+        expect(await page.locator(".timeline-panel p.muted").textContent()).toContain(
+          "The first 10,000 entries are drawn",
+        );
+        expect(await page.locator(".tl-main").count()).toBeLessThan(200);
+
+        await page.locator('.tl-main[data-path="s0"]').focus();
+        await page.keyboard.press("End");
+        await page.locator('.tl-main[data-path="s9999"]').waitFor();
+        expect(await page.evaluate("document.activeElement.dataset.path")).toBe("s9999");
+        await page.keyboard.press("ArrowUp");
+        expect(await page.evaluate("document.activeElement.dataset.path")).toBe("s9998");
+        await page.keyboard.press("Enter");
+        await page.locator(".entry .entry-title", { hasText: "s9998" }).waitFor();
+        // The live run redraws every few seconds; the reader keeps their place.
+        expect(await page.locator(".tl-main").count()).toBeLessThan(200);
+        await page.locator('.tl-main.selected[data-path="s9998"]').waitFor();
+        await page.keyboard.press("Home");
+        expect(await page.evaluate("document.activeElement.dataset.path")).toBe("s0");
+        await shot("long-history");
+      } finally {
+        await closer.closeAll();
+      }
     },
     STEP_MS,
   );

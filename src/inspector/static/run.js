@@ -56,6 +56,7 @@ export function showRun(main, workflow, key, params, ctx) {
     "aria-label": "What the run waits on",
   });
   const timeline = h("div", { class: "timeline" });
+  const truncatedNote = h("p", { class: "muted", hidden: true });
   const entryBox = h("section", { class: "panel entry", "aria-label": "Entry" });
   const values = h("section", { class: "panel values", "aria-label": "Input, state and output" });
   fill(
@@ -72,6 +73,7 @@ export function showRun(main, workflow, key, params, ctx) {
         "section",
         { class: "panel timeline-panel", "aria-label": "Timeline" },
         h("h2", { text: "Timeline" }),
+        truncatedNote,
         timeline,
       ),
       entryBox,
@@ -83,6 +85,10 @@ export function showRun(main, workflow, key, params, ctx) {
     const [r, hist] = await Promise.all([api(base), api(`${base}/history`)]);
     data = r;
     entries = hist.entries;
+    truncatedNote.hidden = !hist.truncated;
+    truncatedNote.textContent = hist.truncated
+      ? `The first ${entries.length.toLocaleString("en")} entries are drawn; page through the rest with the MCP tool get_history.`
+      : "";
     if (selectedId === null || !entries.some((e) => e.id === selectedId))
       selectedId = defaultEntry(entries, data.run);
     renderHead();

@@ -5,9 +5,15 @@
 // To scale, with one exception: an idle stretch longer than all the rest of the run put together (a
 // failed run replayed an hour later) is folded to a narrow band labelled with its length.
 
-import { clock, duration, h, relative } from "./lib.js";
+import { append, clock, duration, fill, h, relative } from "./lib.js";
 
 const FOLD_PCT = 4;
+/** Beyond this many rows only the rows in view are drawn, in a scrolling box (long histories, loops). */
+const WINDOW_AT = 300;
+/** Rows drawn above and below the view, so a quick scroll does not show blanks. */
+const OVERSCAN = 30;
+/** A row's height before one is measured (--row-h and its border). */
+const ROW_H = 29;
 const CONTAINERS = new Set(["join", "race", "loop"]);
 
 // ---- rows ----------------------------------------------------------------------------------------
@@ -301,32 +307,29 @@ export function renderTimeline(root, opts) {
     ),
   );
 
-  const list = h("div", { class: "tl-rows", role: "list", "aria-label": "History entries" });
-  for (const row of rows) {
+  /** One row's element; `i` is its index in `rows` (arrow keys move by it). */
+  const rowElement = (row, i) => {
     if (row.type === "lane") {
       const timed = row.entries.filter((e) => e.startedAt !== null);
       const first = Math.min(...timed.map((e) => e.startedAt));
       const last = Math.max(...timed.map((e) => endOf(e, t)));
-      list.append(
+      return h(
+        "div",
+        { class: "tl-row tl-lane", role: "listitem" },
         h(
-          "div",
-          { class: "tl-row tl-lane", role: "listitem" },
-          h(
-            "span",
-            { class: "tl-label", style: { "padding-left": `${1.3 + row.depth * 0.9}rem` } },
-            h("span", { class: "tl-lane-name", text: row.label }),
-            row.winner ? h("span", { class: "tl-note", text: "winner" }) : null,
-          ),
-          h(
-            "span",
-            { class: "tl-track" },
-            Number.isFinite(first)
-              ? seg(scale, first, last, `tl-lane-span st-${row.status}`, `${row.scope} · ${row.status}`)
-              : null,
-          ),
+          "span",
+          { class: "tl-label", style: { "padding-left": `${1.3 + row.depth * 0.9}rem` } },
+          h("span", { class: "tl-lane-name", text: row.label }),
+          row.winner ? h("span", { class: "tl-note", text: "winner" }) : null,
+        ),
+        h(
+          "span",
+          { class: "tl-track" },
+          Number.isFinite(first)
+            ? seg(scale, first, last, `tl-lane-span st-${row.status}`, `${row.scope} · ${row.status}`)
+            : null,
         ),
       );
-      continue;
     }
     const e = row.entry;
     const toggle = row.container
@@ -344,11 +347,11 @@ export function renderTimeline(root, opts) {
       {
         type: "button",
         class: `tl-main${e.id === selectedId ? " selected" : ""}`,
-        dataset: { id: String(e.id), path: e.path, status: e.status },
+        dataset: { id: String(e.id), path: e.path, status: e.status, index: String(i) },
         "aria-current": e.id === selectedId ? "true" : false,
         "aria-label": `${e.path}, ${e.kind}, ${e.status}${e.attempts.length > 1 ? `, ${e.attempts.length} attempts` : ""}`,
         onclick: () => opts.onSelect(e),
-        onkeydown: moveFocus,
+        onkeydown: (ev) => moveFocus(ev, i),
       },
       h(
         "span",
@@ -359,8 +362,8 @@ export function renderTimeline(root, opts) {
       ),
       h("span", { class: "tl-track" }, bars(e, scale, t)),
     );
-    list.append(h("div", { class: `tl-row tl-entry st-row-${e.status}`, role: "listitem" }, toggle, main));
-  }
+    return h("div", { class: `tl-row tl-entry st-row-${e.status}`, role: "listitem" }, toggle, main);
+  };
 
   const overlay = h("div", { class: "tl-overlay", "aria-hidden": "true" });
   for (const e of entries) {
@@ -376,26 +379,93 @@ export function renderTimeline(root, opts) {
   if (live)
     overlay.append(h("span", { class: "tl-vline tl-now", style: { left: pct(scale.at(t)) }, title: "now" }));
 
-  root.replaceChildren(axis, h("div", { class: "tl-body" }, list, overlay), legend());
-  if (focusedId) root.querySelector(`.tl-main[data-id="${CSS.escape(focusedId)}"]`)?.focus();
-}
+  const list = h("div", { class: "tl-rows", role: "list", "aria-label": "History entries" });
+  const windowed = rows.length > WINDOW_AT;
+  const previous = root.querySelector(".tl-scroller");
+  const keptScroll = previous ? previous.scrollTop : null;
+  const scroller = windowed ? h("div", { class: "tl-scroller" }, list) : null;
+  root.replaceChildren(axis, h("div", { class: "tl-body" }, scroller ?? list, overlay), legend());
 
-/** Arrow keys move between rows; Home and End jump to the first and last; → goes to the entry shown. */
-function moveFocus(ev) {
-  if (ev.key === "ArrowRight") {
-    const heading = document.querySelector("section.entry .entry-title");
-    if (heading) {
-      ev.preventDefault();
-      heading.focus();
+  /** Draws the rows in view (and a margin) between two spacers; a no-op when every row is drawn. */
+  let drawn = "";
+  let rowH = ROW_H;
+  const spacer = (n) =>
+    h("div", { class: "tl-spacer", "aria-hidden": "true", style: { height: `${n * rowH}px` } });
+  const draw = () => {
+    if (!scroller) return;
+    const first = Math.max(0, Math.floor(scroller.scrollTop / rowH) - OVERSCAN);
+    const last = Math.min(
+      rows.length,
+      Math.ceil((scroller.scrollTop + scroller.clientHeight) / rowH) + OVERSCAN,
+    );
+    if (drawn === `${first}:${last}`) return;
+    drawn = `${first}:${last}`;
+    fill(
+      list,
+      spacer(first),
+      rows.slice(first, last).map((row, k) => rowElement(row, first + k)),
+      spacer(rows.length - last),
+    );
+  };
+
+  if (!scroller) {
+    append(list, rows.map(rowElement));
+  } else {
+    // Measure one drawn row, then keep the reader's place (or bring the selected entry into view).
+    fill(list, rowElement(rows[0], 0));
+    rowH = list.firstElementChild.getBoundingClientRect().height || ROW_H;
+    fill(list, spacer(rows.length)); // the full height, so the scroll position below holds
+    const selectedAt = rows.findIndex((r) => r.type === "entry" && r.entry.id === selectedId);
+    scroller.scrollTop =
+      keptScroll ?? (selectedAt >= 0 ? Math.max(0, selectedAt * rowH - scroller.clientHeight / 3) : 0);
+    draw();
+    let queued = false;
+    scroller.addEventListener("scroll", () => {
+      if (queued) return;
+      queued = true;
+      requestAnimationFrame(() => {
+        queued = false;
+        draw();
+      });
+    });
+    // The scroll bar narrows the rows' tracks: narrow the axis and the overlay alike.
+    const bar = scroller.offsetWidth - scroller.clientWidth;
+    if (bar > 0) {
+      axis.style.paddingRight = `${bar}px`;
+      overlay.style.right = `${10 + bar}px`;
     }
-    return;
   }
-  const all = [...ev.currentTarget.closest(".tl-rows").querySelectorAll(".tl-main")];
-  const i = all.indexOf(ev.currentTarget);
-  const to = { ArrowDown: i + 1, ArrowUp: i - 1, Home: 0, End: all.length - 1 }[ev.key];
-  if (to === undefined || !all[to]) return;
-  ev.preventDefault();
-  all[to].focus();
+  if (focusedId) root.querySelector(`.tl-main[data-id="${CSS.escape(focusedId)}"]`)?.focus();
+
+  /** Arrow keys move between entries (drawing them first when only some are drawn); → goes to the entry shown. */
+  function moveFocus(ev, i) {
+    if (ev.key === "ArrowRight") {
+      const heading = document.querySelector("section.entry .entry-title");
+      if (heading) {
+        ev.preventDefault();
+        heading.focus();
+      }
+      return;
+    }
+    const isEntry = (j) => rows[j]?.type === "entry";
+    const step = (from, by) => {
+      for (let j = from + by; j >= 0 && j < rows.length; j += by) if (isEntry(j)) return j;
+      return -1;
+    };
+    const to = { ArrowDown: step(i, 1), ArrowUp: step(i, -1), Home: step(-1, 1), End: step(rows.length, -1) }[
+      ev.key
+    ];
+    if (to === undefined || to < 0) return;
+    ev.preventDefault();
+    if (scroller) {
+      const top = to * rowH;
+      if (top < scroller.scrollTop) scroller.scrollTop = top;
+      else if (top + rowH > scroller.scrollTop + scroller.clientHeight)
+        scroller.scrollTop = top + rowH - scroller.clientHeight;
+      draw();
+    }
+    list.querySelector(`.tl-main[data-index="${to}"]`)?.focus();
+  }
 }
 
 function legend() {
