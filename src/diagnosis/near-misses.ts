@@ -58,6 +58,17 @@ export function resemblance(wanted: string, other: string): string | null {
   return null;
 }
 
+/**
+ * How another run's key resembles this run's, or null. Keys that carry different numbers name different
+ * things (order-1001 and order-1002, att-3 and att-4), however close they look, so only keys with the same
+ * numbers can be a slip of the sender (case, separators, a mistyped letter).
+ */
+export function keyResemblance(wanted: string, other: string): string | null {
+  const numbers = (s: string) => (s.match(/\d+/g) ?? []).map((n) => n.replace(/^0+(?=\d)/, "")).join(",");
+  if (numbers(wanted) !== numbers(other)) return null;
+  return resemblance(wanted, other);
+}
+
 function parseBody(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -125,7 +136,8 @@ export async function findNearMisses(
     });
   }
 
-  // Sent to another run of the workflow whose key looks like this one's.
+  // Sent to another run of the workflow whose key looks like this one's. A message that run read is its own
+  // unless the keys differ only in case or separators (a sender that spelled the key its own way).
   for (let cursor: string | undefined, scanned = 0; scanned < 2000; ) {
     const page = await engine.listRuns({
       workflow: info.workflow,
@@ -134,9 +146,10 @@ export async function findNearMisses(
     });
     for (const other of page.runs) {
       scanned++;
-      const like = other.id === info.id ? null : resemblance(info.key, other.key);
+      const like = other.id === info.id ? null : keyResemblance(info.key, other.key);
       if (!like) continue;
-      const messages = await engine.store.listMessages(other.id, { includeConsumed: true, limit: 50 });
+      const spelling = like.startsWith("differs only");
+      const messages = await engine.store.listMessages(other.id, { includeConsumed: spelling, limit: 50 });
       for (const m of messages) {
         if (m.queue !== queue && !resemblance(queue, m.queue)) continue;
         const body = parseBody(m.body);

@@ -41,6 +41,22 @@ describe("waiting runs", () => {
     });
   });
 
+  it("siblings whose keys differ in their numbers read their own messages: no near-miss, a healthy wait", async () => {
+    const { engine, clock } = await start({ desk });
+    const mine = await engine.getOrCreate("desk", "att-3");
+    const sibling = await engine.getOrCreate("desk", "att-4");
+    await driveRun(engine, clock, mine, ["waiting"]);
+    await driveRun(engine, clock, sibling, ["waiting"]);
+    await sibling.send("decision", { approve: true });
+    await driveRun(engine, clock, sibling, ["completed"]);
+    const d = await diagnose(engine, mine.id);
+    expect(d.category).toBe("healthy");
+    expect(d.evidence.some((e) => e.kind === "near-miss")).toBe(false);
+    expect(d.nextActions.some((a) => a.kind === "call" && a.tool === "send_message" && "body" in a.args)).toBe(
+      false,
+    );
+  });
+
   it("a wait with no message for a day and no near-miss asks a person, then shows the schema", async () => {
     const { engine, clock } = await start({ desk });
     const run = await engine.getOrCreate("desk", "d-2");

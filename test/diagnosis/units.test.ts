@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { span } from "../../src/diagnosis/format.js";
 import { normaliseMessage, signatureOf } from "../../src/diagnosis/index.js";
-import { editDistance, resemblance } from "../../src/diagnosis/near-misses.js";
+import { editDistance, keyResemblance, resemblance } from "../../src/diagnosis/near-misses.js";
 import { repairBody } from "../../src/diagnosis/repair.js";
 import { parseStack, topUserFrame } from "../../src/diagnosis/stack.js";
 
@@ -48,6 +48,14 @@ describe("resemblance", () => {
     expect(resemblance("a", "b")).toBe("differs by 1 character");
     expect(resemblance("ab", "xy")).toBeNull();
     expect(resemblance("same", "same")).toBeNull();
+  });
+  it("run keys with different numbers name different things, however close", () => {
+    expect(keyResemblance("att-3", "att-4")).toBeNull();
+    expect(keyResemblance("order-1001", "order-1002")).toBeNull();
+    expect(keyResemblance("order-7", "order-77")).toBeNull();
+    expect(keyResemblance("order-7", "Order-7")).toBe("differs only in letter case");
+    expect(keyResemblance("order-07", "order_7")).toBe("differs by 2 characters");
+    expect(keyResemblance("ordr-7", "order-7")).toBe("differs by 1 character");
   });
 });
 
