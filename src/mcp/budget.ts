@@ -61,6 +61,24 @@ export class Shrinker {
     return note;
   }
 
+  /**
+   * A recorded error with its message, stack and details each cut to fit: an error may carry a whole
+   * response body, and a final error repeats its last attempt's as its cause.
+   */
+  error<E extends { message: string; stack?: string; details?: Record<string, unknown> }>(
+    error: E,
+    resource: string,
+    name: string,
+  ): E {
+    const limit = Math.min(this.limit, 2500);
+    return {
+      ...error,
+      message: this.text(error.message, resource, name, Math.min(limit, 2000)),
+      ...(error.stack ? { stack: this.text(error.stack, resource, name, limit) } : {}),
+      ...(error.details ? { details: this.value(error.details, resource, name, limit) } : {}),
+    };
+  }
+
   /** A string cut to `limit` characters with a note saying where the rest is. */
   text(value: string, resource: string, name: string, limit = this.limit): string {
     if (value.length <= limit) return value;

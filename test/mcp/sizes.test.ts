@@ -4,6 +4,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, expect, test } from "vitest";
+import type { Engine } from "../../src/engine/engine.js";
+import { setup, workflow } from "../../src/index.js";
 import { MAX_ANSWER_CHARS } from "../../src/mcp/budget.js";
 import { Closer, call, connect, ROOT, startEngine, tempDb, until } from "./helpers.js";
 
@@ -60,4 +62,35 @@ test("answer sizes of every tool stay within the budget", async () => {
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, "mcp-answer-sizes.json"), `${JSON.stringify(sizes, null, 2)}\n`);
   process.stderr.write(`MCP answer sizes (characters): ${JSON.stringify(sizes, null, 2)}\n`);
+});
+
+test("a step whose every attempt failed with a 30 KB message stays within the budget, the cut said", async () => {
+  const noisy = workflow({
+    run: async (ctx) => {
+      await ctx.step(
+        "explode",
+        async () => {
+          throw new Error(`upstream said: ${"<html>".repeat(5_000)}`);
+        },
+        { retries: 24, backoff: { initial: 1, max: 5 } },
+      );
+    },
+  });
+  const engine = (await setup({ use: { noisy } }).start({ database: tempDb(closer) })) as unknown as Engine;
+  closer.add(() => engine.close());
+  const run = await engine.getOrCreate("noisy", "n-1");
+  await until(async () => (await run.status()) === "failed", "the run to fail after 25 attempts");
+  const client = await connect(closer, engine);
+  for (const tool of ["get_step", "get_run", "get_history", "diagnose_run"]) {
+    const r = await call(client, tool, { workflow: "noisy", key: "n-1", step: "explode" });
+    expect(r.isError, tool).toBeFalsy();
+    expect(JSON.stringify(r).length, tool).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+  }
+  const step = await call(client, "get_step", { workflow: "noisy", key: "n-1", step: "explode" });
+  const attempts = step.structuredContent!.attempts as Array<{ n: number; error: { message: string } }>;
+  expect(attempts[0]!.n).toBe(1);
+  expect(attempts.at(-1)!.n).toBe(25);
+  expect(attempts.length + Number(step.structuredContent!.attemptsOmitted ?? 0)).toBe(25);
+  expect(attempts[0]!.error.message).toMatch(/more characters: waymark:\/\/runs\/noisy\/n-1\/steps\/\d+\]$/);
+  expect(step.content.some((c) => c.type === "resource_link")).toBe(true);
 });

@@ -119,17 +119,7 @@ export const getRun = defineTool({
       state: stateUri(workflow, key),
     };
     return fitAnswer((s) => {
-      const error = info.error
-        ? {
-            ...info.error,
-            ...(info.error.stack ? { stack: s.text(info.error.stack, uris.run, "The run, whole") } : {}),
-            ...(info.error.details
-              ? {
-                  details: s.value(info.error.details, uris.run, "The run, whole") as Record<string, unknown>,
-                }
-              : {}),
-          }
-        : null;
+      const error = info.error ? s.error(info.error, uris.run, "The run, whole") : null;
       const structured = {
         workflow,
         key,

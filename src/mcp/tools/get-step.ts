@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import type { Engine } from "../../engine/engine.js";
+import type { ErrorInfo } from "../../engine/history.js";
 import type { EntryDetail } from "../../engine/runs-api.js";
 import { fitAnswer } from "../budget.js";
 import { domainCode } from "../errors.js";
@@ -63,7 +64,15 @@ export const getStep = defineTool({
           retryAt: z.string().nullable().describe("When the next attempt was scheduled, if any."),
         }),
       )
-      .describe("Every attempt of a step, in order."),
+      .describe(
+        "The attempts of a step, in order; with many, the first two and the latest (see attemptsOmitted).",
+      ),
+    attemptsOmitted: z
+      .number()
+      .optional()
+      .describe(
+        "Attempts left out between the first two and the latest ones shown (read the resource for all).",
+      ),
     stateChange: z.unknown().optional().describe("State keys it changed: { key: [before, after] }."),
     detail: z.unknown().optional().describe("Kind-specific facts."),
     stateBefore: z.unknown().describe("The run's state just before this entry."),
@@ -78,22 +87,25 @@ export const getStep = defineTool({
     const uri = stepUri(row.workflow, row.key, e.id);
     const name = `Entry ${e.path} whole`;
     return fitAnswer((s) => {
-      const err = (x: { name: string; message: string; stack?: string } | undefined) =>
-        x
-          ? { ...x, ...(x.stack ? { stack: s.text(x.stack, uri, name, Math.min(s.limit, 2500)) } : {}) }
-          : undefined;
-      const attempts = (e.attempts ?? []).map((a) => ({
+      const err = (x: ErrorInfo) => s.error(x, uri, name);
+      const all = e.attempts ?? [];
+      // Many attempts: the first two and the latest ones; the middle ones shown lose their stacks.
+      const keep = s.limit >= 3000 ? 30 : s.limit >= 700 ? 12 : 5;
+      const picked = all.length <= keep ? all : [...all.slice(0, 2), ...all.slice(all.length - (keep - 2))];
+      const omitted = all.length - picked.length;
+      const shown = picked.map((a, i) => ({
         n: a.n,
         status: a.status,
         startedAt: iso(a.startedAt),
         endedAt: iso(a.endedAt),
-        ...(a.error ? { error: err(a.error)! } : {}),
+        ...(a.error
+          ? {
+              error: i < 2 || i >= picked.length - 2 ? err(a.error) : { ...err(a.error), stack: undefined },
+            }
+          : {}),
         retryAt: iso(a.retryAt),
       }));
-      // Many attempts: keep the first and the last ones whole, the middle ones without stacks.
-      const shown = attempts.map((a, i) =>
-        i < 2 || i >= attempts.length - 2 || !a.error ? a : { ...a, error: { ...a.error, stack: undefined } },
-      );
+      if (omitted > 0) s.truncated = true;
       const structured = {
         id: e.id,
         path: e.path,
@@ -104,8 +116,9 @@ export const getStep = defineTool({
         durationMs: e.durationMs,
         ...(e.input !== undefined ? { input: s.value(e.input, uri, name) } : {}),
         ...(e.output !== undefined ? { output: s.value(e.output, uri, name) } : {}),
-        ...(e.error ? { error: err(e.error)! } : {}),
+        ...(e.error ? { error: err(e.error) } : {}),
         attempts: shown,
+        ...(omitted > 0 ? { attemptsOmitted: omitted } : {}),
         ...(e.stateChange ? { stateChange: s.value(e.stateChange, uri, name) } : {}),
         ...(e.detail ? { detail: s.value(e.detail, uri, name) } : {}),
         stateBefore: s.value(e.stateBefore, uri, name),
@@ -113,15 +126,18 @@ export const getStep = defineTool({
         resource: uri,
       };
       const lines = [
-        `Entry #${e.id} "${e.path}" of ${row.workflow}/${row.key}: ${e.kind}, ${e.status}${e.durationMs !== null ? `, ${e.durationMs} ms` : ""}, ${attempts.length} attempt(s).`,
+        `Entry #${e.id} "${e.path}" of ${row.workflow}/${row.key}: ${e.kind}, ${e.status}${e.durationMs !== null ? `, ${e.durationMs} ms` : ""}, ${all.length} attempt(s)${omitted > 0 ? ` (${omitted} in the middle left out here)` : ""}.`,
       ];
       if (e.input !== undefined) lines.push(`Input: ${brief(e.input, 200)}`);
       if (e.output !== undefined) lines.push(`Output: ${brief(e.output, 200)}`);
-      for (const a of attempts.slice(-3))
+      for (const a of all.slice(-3))
         lines.push(`Attempt ${a.n}: ${a.status}${a.error ? ` — ${errorLine(a.error, 300)}` : ""}`);
       if (e.error) {
         lines.push(`Error: ${errorLine(e.error, 500)}`);
-        if (e.error.stack) lines.push(`Stack:\n${e.error.stack.split("\n").slice(0, 8).join("\n")}`);
+        if (e.error.stack) {
+          const top = e.error.stack.split("\n").slice(0, 8);
+          lines.push(`Stack:\n${top.map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l)).join("\n")}`);
+        }
       }
       if (e.stateChange) lines.push(`State change: ${brief(e.stateChange, 300)}`);
       return { text: lines.join("\n"), structured };
