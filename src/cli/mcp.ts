@@ -12,7 +12,7 @@ import type { Engine } from "../engine/engine.js";
 import { createInspector } from "../inspector/index.js";
 import { DEFAULT_HTTP_PORT, DEFAULT_SESSION_IDLE_MS, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { createMcpServer } from "../mcp/server.js";
-import { serveStdio } from "../mcp/stdio.js";
+import { claimStdout, serveStdio } from "../mcp/stdio.js";
 import { attach, type Registry } from "../registry.js";
 import { DEFAULT_DATABASE } from "../storage/open.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
@@ -160,6 +160,8 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
 
+  // Over stdio, stdout is the protocol's alone: taken before any user code loads, the rest goes to stderr.
+  const protocolOut = args.mode === "stdio" ? claimStdout() : undefined;
   let engine: Engine;
   try {
     if (args.registry) {
@@ -205,7 +207,7 @@ export async function run(argv: string[]): Promise<number> {
       log(`run inspector at ${http.url.replace(/\/mcp$/, "/")}${token ? "?token=<token> (once)" : ""}`);
       await stopped;
     } else {
-      const session = await serveStdio(factory);
+      const session = await serveStdio(factory, process.stdin, protocolOut);
       log(`serving MCP over stdio${args.readOnly ? " (read-only)" : ""}`);
       await Promise.race([session.closed, stopped]);
       await session.close();

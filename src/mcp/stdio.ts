@@ -1,6 +1,6 @@
 // The stdio transport: one session over the process's stdin/stdout. stdout carries only the protocol.
 
-import type { Readable, Writable } from "node:stream";
+import { type Readable, Writable } from "node:stream";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 
@@ -40,4 +40,22 @@ export async function serveStdio(
       resolveClosed();
     },
   };
+}
+
+/**
+ * Keeps stdout for the protocol: returns a stream that writes to the real stdout, and sends everything else
+ * written to process.stdout (console.log in workflow code, a registry module's own output) to stderr, where
+ * it shows in the client's logs instead of breaking the JSON-RPC stream. Call it before loading user code.
+ */
+export function claimStdout(): Writable {
+  const stdout = process.stdout;
+  const write = stdout.write.bind(stdout) as (chunk: unknown, cb: (err?: Error | null) => void) => boolean;
+  const protocol = new Writable({
+    write(chunk, _encoding, callback) {
+      write(chunk, callback);
+    },
+  });
+  stdout.write = ((chunk: unknown, ...rest: unknown[]) =>
+    (process.stderr.write as (...a: unknown[]) => boolean)(chunk, ...rest)) as typeof stdout.write;
+  return protocol;
 }

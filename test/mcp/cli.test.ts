@@ -58,6 +58,31 @@ test("over stdio with a registry: the server runs the workflows itself; logs go 
   expect(stderr()).toContain("running workflows approval, flaky, fixable, sleeper");
 });
 
+test("over stdio, what workflow code writes to stdout goes to stderr and the protocol stays clean", async () => {
+  const db = tempDb(closer);
+  const { client, transport, stderr } = await stdioClient([
+    "--db",
+    db,
+    "--registry",
+    "test/mcp/chatty-registry.ts",
+  ]);
+  const errors: Error[] = [];
+  transport.onerror = (err) => void errors.push(err);
+  await call(client, "start_run", { workflow: "chatty", key: "k-1" });
+  const done = await call(client, "wait_for_run", {
+    workflow: "chatty",
+    key: "k-1",
+    until: "finished",
+    timeoutSeconds: 20,
+  });
+  expect(done.structuredContent!.status).toBe("completed");
+  expect((await client.listTools()).tools.length).toBeGreaterThan(5);
+  await until(() => stderr().includes("a raw write to stdout"), "the step's output on stderr");
+  expect(stderr()).toContain("chatty registry loading");
+  expect(stderr()).toContain("processing k-1");
+  expect(errors).toEqual([]);
+});
+
 test("over stdio attached beside an application, read-only hides the write tools", async () => {
   const db = tempDb(closer);
   const owner = await startEngine(closer, db);
