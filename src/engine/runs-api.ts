@@ -221,6 +221,10 @@ export abstract class RunsApi {
     const run = await this.runRow(runId);
     const label = `${run.workflow}/${run.key}`;
     if (TERMINAL_STATUSES.includes(run.status)) {
+      // A retried send whose message was stored (and perhaps read) before the run ended is a duplicate.
+      const idem = options.idempotencyKey;
+      const earlier = typeof idem === "string" ? await this.store.messageByKey(runId, idem) : undefined;
+      if (earlier) return { messageId: earlier.id, duplicate: true };
       throw new WaymarkError(
         "RUN_FINISHED",
         `Run "${label}" is ${run.status}, so no code will read a message sent to it. Replay it first if it should run again.`,

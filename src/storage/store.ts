@@ -247,6 +247,8 @@ export interface Store {
   allEntries(runId: number): Promise<EntryRow[]>;
 
   listMessages(runId: number, opts: { includeConsumed: boolean; limit: number }): Promise<MessageRow[]>;
+  /** The message a run holds under an idempotency key, if any (consumed or not). */
+  messageByKey(runId: number, idempotencyKey: string): Promise<MessageRow | undefined>;
   /** Messages refused for a run, newest first. */
   listRejections(runId: number, limit: number): Promise<RejectionRow[]>;
   /** Messages (of any run) with id above `afterId`, for noticing another process's sends. */

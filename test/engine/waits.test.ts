@@ -105,6 +105,14 @@ describe("queues", () => {
     const b = await run.send("decisions", { approve: false, by: "eve" }, { idempotencyKey: "d-1" });
     expect(b).toEqual({ messageId: a.messageId, duplicate: true });
     expect(await run.result({ timeout: 5000 })).toBe("approved");
+    // A retried send after the run read the message and finished is still a duplicate, not an error.
+    expect(await run.send("decisions", { approve: true, by: "ann" }, { idempotencyKey: "d-1" })).toEqual({
+      messageId: a.messageId,
+      duplicate: true,
+    });
+    await expect(
+      run.send("decisions", { approve: true, by: "ann" }, { idempotencyKey: "d-2" }),
+    ).rejects.toThrow(/is completed, so no code will read a message/);
   });
 });
 

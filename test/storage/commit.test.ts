@@ -361,6 +361,9 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
       ["1", T0, "k"],
       ["2", T0 + 1, null],
     ]);
+    expect((await store.messageByKey(run.id, "k"))?.body).toBe("1");
+    expect((await store.messageByKey(other.id, "k"))?.body).toBe("4");
+    expect(await store.messageByKey(run.id, "nope")).toBeUndefined();
   });
 
   it("keeps requests in order, wakes their idle run, and records what became of them", async () => {

@@ -328,6 +328,10 @@ export class PostgresStore implements Store {
     return (await this.q<MessageRow>(name, text, [runId, opts.limit])).rows;
   }
 
+  async messageByKey(runId: number, idempotencyKey: string): Promise<MessageRow | undefined> {
+    return (await this.q<MessageRow>("wm_message_by_key", this.sql.messageByKey, [runId, idempotencyKey])).rows[0];
+  }
+
   async listRejections(runId: number, limit: number): Promise<RejectionRow[]> {
     return (await this.q<RejectionRow>("wm_rejections_of", this.sql.rejections, [runId, limit])).rows;
   }

@@ -23,6 +23,7 @@ export function statements(t: Tables) {
     entriesPage: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
     entry: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 AND seq = $2`,
     allMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 ORDER BY id LIMIT $2`,
+    messageByKey: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 AND idempotency_key = $2`,
     pendingMessages: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = $1 AND consumed_at IS NULL
       ORDER BY id LIMIT $2`,
     rejections: `SELECT id, run_id AS "runId", queue, body, error, at FROM ${t.rejections} WHERE run_id = $1

@@ -60,6 +60,7 @@ const GUARDED = [
   "getEntry",
   "allEntries",
   "listMessages",
+  "messageByKey",
   "listRejections",
   "messagesSince",
   "maxMessageId",
@@ -349,6 +350,10 @@ export class SqliteStore implements Store {
       runId,
       opts.limit,
     ) as MessageRow[];
+  }
+
+  async messageByKey(runId: number, idempotencyKey: string): Promise<MessageRow | undefined> {
+    return this.stmts.messageByKey.get(runId, idempotencyKey) as MessageRow | undefined;
   }
 
   async listRejections(runId: number, limit: number): Promise<RejectionRow[]> {

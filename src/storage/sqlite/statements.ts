@@ -87,6 +87,7 @@ export interface Statements {
   entry: Database.Statement;
   pendingMessages: Database.Statement;
   allMessages: Database.Statement;
+  messageByKey: Database.Statement;
   pendingMessagesLimited: Database.Statement;
   messagesSince: Database.Statement;
   maxMessageId: Database.Statement;
@@ -164,6 +165,7 @@ export function prepareStatements(db: Database.Database): Statements {
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id`,
     ),
     allMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? ORDER BY id LIMIT ?`),
+    messageByKey: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND idempotency_key = ?`),
     pendingMessagesLimited: p(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id LIMIT ?`,
     ),
