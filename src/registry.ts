@@ -5,6 +5,7 @@ import type { Definitions } from "./engine/definitions.js";
 import { Engine } from "./engine/engine.js";
 import type { RunHandle } from "./engine/handle.js";
 import { nameProblem } from "./engine/history.js";
+import { checkStartOptions } from "./start-options.js";
 import { type OpenOptions, openStore } from "./storage/open.js";
 import type { Durability } from "./storage/sqlite/sqlite-store.js";
 import type { Store } from "./storage/store.js";
@@ -16,9 +17,13 @@ export interface StartOptions {
   clock?: Clock;
   /** "normal" (default): survives a process crash. "full": also survives power loss. */
   durability?: Durability;
+  /** How long a run's lease lasts without renewal, in ms (default 15,000; at least 1,000). */
   leaseMs?: number;
+  /** How often to look for other processes' writes, in ms (default 50). */
   pollMs?: number;
+  /** Most runs executing in memory at once (default 5,000; 0: execute none, only store and answer). */
   maxActiveRuns?: number;
+  /** Source of jitter for retry backoff (default Math.random). */
   random?: () => number;
   /** Lease owner id of this process (see EngineOptions.ownerId). */
   ownerId?: string;
@@ -87,6 +92,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     workflows: config.use,
     definitions,
     async start(options: StartOptions = {}) {
+      checkStartOptions(options, "registry.start()");
       // Checkpoints on a worker thread keep them out of commits; with FULL durability SQLite's own
       // checkpoints measured cheaper (the worker's fsyncs compete with every commit's), so keep those.
       const store = await openStore(options.database, {
@@ -110,6 +116,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
  * reads everything, stores messages, and asks the owning process to cancel or replay.
  */
 export async function attach(options: StartOptions = {}): Promise<Engine> {
+  checkStartOptions(options, "attach()");
   const store = await openStore(options.database, storeOptions(options));
   const engine = new Engine(store, new Map(), { ...options, execute: false });
   try {

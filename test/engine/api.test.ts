@@ -140,6 +140,36 @@ describe("run handles", () => {
   });
 });
 
+describe("start options", () => {
+  it("refuses unknown names and out-of-range values before opening anything, naming the option", async () => {
+    const registry = setup({ use: { counter } });
+    const db = tempDb();
+    const bad: Array<[Record<string, unknown>, RegExp]> = [
+      [{ database: db, leaseMs: 1 }, /option leaseMs takes a whole number of milliseconds from 1,000 to/],
+      [{ database: db, leaseMs: Number.NaN }, /option leaseMs .* got NaN/],
+      [{ database: db, pollMs: 0 }, /option pollMs takes a whole number of milliseconds from 5 to 60,000/],
+      [{ database: db, busyTimeoutMs: -1 }, /option busyTimeoutMs/],
+      [
+        { database: db, durability: "extreme" },
+        /option durability takes "normal" \(the default\) or "full"; got "extreme"/,
+      ],
+      [{ database: db, maxActiveRuns: -1 }, /option maxActiveRuns takes a whole number of runs, 0 or more/],
+      [{ databse: db }, /unknown option "databse". Its options are: database, clock, durability/],
+      [{ database: "" }, /option database takes a SQLite file path/],
+      [{ database: db, ownerId: "" }, /option ownerId/],
+    ];
+    for (const [options, message] of bad) {
+      await expect(registry.start(options as never), JSON.stringify(options)).rejects.toThrow(message);
+    }
+    expect(fs.existsSync(db)).toBe(false);
+    await expect(registry.start("app.db" as never)).rejects.toThrow(/takes an options object/);
+    const { attach } = await import("../../src/index.js");
+    await expect(attach({ database: db, leaseMs: 5 })).rejects.toThrow(/attach\(\): option leaseMs/);
+    const ok = closeLater(await registry.start({ database: db, leaseMs: 1000, pollMs: 5, maxActiveRuns: 0 }));
+    expect(await (await ok.getOrCreate("counter", "c", { label: "x" })).status()).toBe("pending");
+  });
+});
+
 describe("storage", () => {
   it("refuses a file that is not a database, a foreign database and a newer schema, changing none of them", async () => {
     const registry = setup({ use: { counter } });
