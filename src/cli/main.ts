@@ -20,7 +20,8 @@ function usage(): string {
 async function main(argv: string[]): Promise<number> {
   const [verb, ...rest] = argv;
   if (!verb || verb === "--help" || verb === "-h" || verb === "help") {
-    process.stderr.write(usage());
+    // Asked for, help goes to stdout (so it pipes into less); without a verb it is a usage error.
+    (verb ? process.stdout : process.stderr).write(usage());
     return verb ? 0 : 2;
   }
   if (!Object.hasOwn(VERBS, verb)) {

@@ -148,7 +148,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   if (args === "help") {
-    process.stderr.write(HELP);
+    process.stdout.write(HELP);
     return 0;
   }
   let token: string | undefined;

@@ -26,7 +26,7 @@ export async function run(args: string[]): Promise<number> {
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === "--help" || a === "-h") {
-      process.stderr.write(HELP);
+      process.stdout.write(HELP);
       return 0;
     }
     if (a !== "--from" && a !== "--to") {

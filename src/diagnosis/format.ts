@@ -60,5 +60,7 @@ export function causeOf(error: ErrorInfo | null | undefined): ErrorInfo | null {
 
 /** "1 attempt", "4 attempts". */
 export function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
+  if (n === 1) return `${n} ${word}`;
+  if (/[^aeiou]y$/.test(word)) return `${n} ${word.slice(0, -1)}ies`;
+  return `${n} ${word}${/(s|x|ch|sh)$/.test(word) ? "es" : "s"}`;
 }

@@ -3,7 +3,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { span } from "../../src/diagnosis/format.js";
+import { plural, span } from "../../src/diagnosis/format.js";
 import { normaliseMessage, signatureOf } from "../../src/diagnosis/index.js";
 import { editDistance, keyResemblance, resemblance } from "../../src/diagnosis/near-misses.js";
 import { repairBody } from "../../src/diagnosis/repair.js";
@@ -35,6 +35,16 @@ describe("normaliseMessage", () => {
     expect(signatureOf(key("order 17 failed"))).not.toBe(signatureOf(key("order 17 declined")));
     expect(signatureOf(key("x", "charge"))).not.toBe(signatureOf(key("x", "refund")));
     expect(signatureOf(key("x"))).toMatch(/^[0-9a-f]{12}$/);
+  });
+});
+
+describe("plural", () => {
+  it("spells counts of entries, processes and attempts", () => {
+    expect(plural(1, "entry")).toBe("1 entry");
+    expect(plural(4, "entry")).toBe("4 entries");
+    expect(plural(2, "process")).toBe("2 processes");
+    expect(plural(3, "attempt")).toBe("3 attempts");
+    expect(plural(2, "day")).toBe("2 days");
   });
 });
 

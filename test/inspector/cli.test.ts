@@ -61,3 +61,10 @@ test("waymark demo --help names the inspector's port option", async () => {
   await until(() => out.stdout.includes("--port"), "the usage", 30_000);
   expect(out.stdout).toContain("run inspector");
 });
+
+test("waymark --help and waymark mcp --help print to stdout, so they pipe into a pager", async () => {
+  const top = start(["--help"]);
+  await until(() => top.stdout.includes("Usage: waymark <verb>"), "the verbs on stdout", 30_000);
+  const mcp = start(["mcp", "--help"]);
+  await until(() => mcp.stdout.includes("Usage: waymark mcp"), "mcp's usage on stdout", 30_000);
+});
