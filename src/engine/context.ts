@@ -6,6 +6,7 @@ import { runJoin, runLoop, runRace } from "./branches.js";
 import type { Duration } from "./duration.js";
 import type { RunExecution } from "./execution.js";
 import { nameProblem, parseDetail, type Scope } from "./history.js";
+import { readOnlyState } from "./read-only-state.js";
 import { runStep } from "./step.js";
 import { runQueueNext, runSleep } from "./waits.js";
 
@@ -44,7 +45,7 @@ async function runVersion(exec: RunExecution, scope: Scope, name: string, latest
 export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
   const ctx: WorkflowContext = {
     get state() {
-      return exec.state;
+      return readOnlyState(exec.state, exec.label);
     },
     key: exec.key,
     workflow: exec.workflow,

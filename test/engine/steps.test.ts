@@ -229,6 +229,50 @@ describe("steps", () => {
     });
   });
 
+  it("ctx.state outside a step reads the committed state and refuses writes, saying where to write", async () => {
+    const seen: unknown[] = [];
+    const wf = workflow({
+      state: { n: 0, tags: ["a"] as string[], nested: { deep: 1 } },
+      run: async (ctx) => {
+        await ctx.step("bump", (s) => {
+          s.state.n = 5;
+        });
+        seen.push(
+          ctx.state.n,
+          JSON.stringify(ctx.state),
+          ctx.state.tags.map((t) => t.toUpperCase()),
+        );
+        for (const write of [
+          () => {
+            (ctx.state as { n: number }).n = 9;
+          },
+          () => (ctx.state.tags as string[]).push("b"),
+          () => {
+            (ctx.state.nested as { deep: number }).deep = 2;
+          },
+          () => delete (ctx.state as { n?: number }).n,
+        ]) {
+          try {
+            write();
+            seen.push("written");
+          } catch (err) {
+            seen.push((err as Error).message);
+          }
+        }
+        return ctx.state.n;
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    expect(await run.result({ timeout: 5000 })).toBe(5);
+    expect(seen.slice(0, 3)).toEqual([5, '{"n":5,"tags":["a"],"nested":{"deep":1}}', ["A"]]);
+    expect(seen.slice(3)).toHaveLength(4);
+    for (const message of seen.slice(3)) {
+      expect(message).toMatch(/ctx.state is read-only outside a step .*await ctx.step\("name", \(step\) =>/);
+    }
+    expect(await run.state()).toEqual({ n: 5, tags: ["a"], nested: { deep: 1 } });
+  });
+
   it("rejects duplicate and malformed names with errors that say how to fix them", async () => {
     const wf = workflow({
       run: async (ctx, input: { bad: string }) => {
