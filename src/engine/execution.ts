@@ -7,7 +7,7 @@
 //   recorded, its wake-up stored, its lease released, and this object dropped. It resumes by replay.
 // - Once `dead`, nothing this object does reaches the store.
 
-import { DuplicateEntryError, HistoryDivergedError, InvalidNameError } from "../errors.js";
+import { DuplicateEntryError, FatalError, HistoryDivergedError, InvalidNameError } from "../errors.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import { makeContext } from "./context.js";
@@ -119,8 +119,16 @@ export class RunExecution {
 
   // ---- history slots -------------------------------------------------------------------------
 
-  /** Throws if this execution may not go on (stopped, diverged, or its scope cancelled). */
+  /** The step whose function is being called right now (its synchronous part), if any. */
+  callingStep: string | null = null;
+
+  /** Throws if this execution may not go on (stopped, diverged, its scope cancelled, or called from a step). */
   check(scope: Scope): void {
+    if (this.callingStep !== null) {
+      throw new FatalError(
+        `Run "${this.label}": ctx was used inside step "${this.callingStep}". A step is one recorded unit: it cannot open steps, sleeps or waits of its own. Call ctx.step, ctx.sleep and ctx.queue.next from the workflow's code, between steps; inside a step use its argument (step.state, step.signal).`,
+      );
+    }
     if (this.dead) throw new Abandoned();
     if (this.fatal) throw this.fatal;
     if (scope.cancelled) throw new ScopeCancelled(scope.path);

@@ -262,6 +262,24 @@ class AttemptContext implements StepContext {
   }
 }
 
+/**
+ * Calls a step's function, marking the run while its synchronous part runs, so that `ctx.step(...)`
+ * written inside a step (a closure over ctx) is refused at once instead of recording stray entries.
+ */
+function callStep<T>(
+  exec: RunExecution,
+  path: string,
+  fn: (step: StepContext) => Promise<T> | T,
+  step: StepContext,
+): Promise<T> | T {
+  exec.callingStep = path;
+  try {
+    return fn(step);
+  } finally {
+    exec.callingStep = null;
+  }
+}
+
 async function runAttempt<T>(
   exec: RunExecution,
   scope: Scope,
@@ -275,7 +293,7 @@ async function runAttempt<T>(
   const step = new AttemptContext(exec, scope, work, attempt, name);
   if (timeout === null) {
     try {
-      return await fn(step);
+      return await callStep(exec, path, fn, step);
     } finally {
       step.release();
     }
@@ -283,7 +301,7 @@ async function runAttempt<T>(
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      Promise.resolve().then(() => fn(step)),
+      Promise.resolve().then(() => callStep(exec, path, fn, step)),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const err = new StepTimeoutError(path, timeout, attempt);

@@ -273,6 +273,26 @@ describe("steps", () => {
     expect(await run.state()).toEqual({ n: 5, tags: ["a"], nested: { deep: 1 } });
   });
 
+  it("refuses ctx used inside a step (a closure over ctx) at once, failing the step without retries", async () => {
+    let outerCalls = 0;
+    const wf = workflow({
+      run: async (ctx) => {
+        await ctx.step("outer", async () => {
+          outerCalls++;
+          const a = await ctx.step("inner", () => 1);
+          return a + 1;
+        });
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(
+      /ctx was used inside step "outer". A step is one recorded unit/,
+    );
+    expect(outerCalls).toBe(1);
+    expect((await run.history()).map((e) => [e.path, e.status])).toEqual([["outer", "failed"]]);
+  });
+
   it("rejects duplicate and malformed names with errors that say how to fix them", async () => {
     const wf = workflow({
       run: async (ctx, input: { bad: string }) => {
