@@ -2,6 +2,7 @@
 // whose errors name the fix in terms of this server's tools.
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { NextAction } from "../diagnosis/index.js";
 import type { Engine } from "../engine/engine.js";
 import type { PublishedWorkflow } from "../engine/runs-api.js";
 import type { RunRow } from "../storage/store.js";
@@ -22,7 +23,44 @@ export class McpContext {
     readonly options: McpServerOptions,
     /** This session's server (to ask the client for confirmation). */
     readonly server: McpServer,
+    /** Names of the tools this server offers (write tools are left out when readOnly). */
+    readonly tools: ReadonlySet<string>,
   ) {}
+
+  /** True when this server offers the tool: a read-only server hides the write tools. */
+  offers(tool: string): boolean {
+    return this.tools.has(tool);
+  }
+
+  /**
+   * Next actions fit for this server: every call to a tool it does not offer (a write tool on a read-only
+   * server) becomes a step for a person, so a model is never told to call a tool it cannot see. Consecutive
+   * hidden calls (a dry run, then the replay) become one step; the read calls after them stay as they are.
+   */
+  forServer(actions: readonly NextAction[]): NextAction[] {
+    const out: NextAction[] = [];
+    let hidden: Array<Extract<NextAction, { kind: "call" }>> = [];
+    const flush = () => {
+      if (!hidden.length) return;
+      const tools = [...new Set(hidden.map((a) => a.tool))];
+      const calls = hidden.map((a) => `${a.tool} ${JSON.stringify(a.args)} (${a.why})`).join("; then ");
+      out.push({
+        kind: "person",
+        change: `This server is read-only and does not offer ${tools.join(" or ")}, so do not call ${tools.length > 1 ? "them" : "it"} here. Ask the user to do this with a writable Waymark server (waymark mcp without --read-only): ${calls}.`,
+      });
+      hidden = [];
+    };
+    for (const a of actions) {
+      if (a.kind === "call" && !this.offers(a.tool)) {
+        hidden.push(a);
+        continue;
+      }
+      flush();
+      out.push(a);
+    }
+    flush();
+    return out;
+  }
 
   /** True when this process has the workflow's code (registry mode), so it can start runs and call actions. */
   hasCode(workflow: string): boolean {
@@ -61,7 +99,7 @@ export class McpContext {
     const keys = recent.runs.map((r) => JSON.stringify(r.key));
     throw new ToolError(
       "RUN_NOT_FOUND",
-      `There is no run "${workflow}/${key}" (keys are case-sensitive). ${keys.length ? `Recent keys of "${workflow}": ${keys.join(", ")}${recent.nextCursor ? ", ..." : ""}.` : `Workflow "${workflow}" has no runs yet.`} Find a run with list_runs (workflow "${workflow}", keyContains), or create one with start_run.`,
+      `There is no run "${workflow}/${key}" (keys are case-sensitive). ${keys.length ? `Recent keys of "${workflow}": ${keys.join(", ")}${recent.nextCursor ? ", ..." : ""}.` : `Workflow "${workflow}" has no runs yet.`} Find a run with list_runs (workflow "${workflow}", keyContains)${this.offers("start_run") ? ", or create one with start_run" : ""}.`,
     );
   }
 }

@@ -2,10 +2,11 @@
 
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { GetPromptResult } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type GetPromptResult, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { actionLine, diagnose } from "../diagnosis/index.js";
 import type { McpContext } from "./context.js";
+import { domainCode, nameList } from "./errors.js";
 import { brief, waitText } from "./format.js";
 import { runUri } from "./uris.js";
 
@@ -32,6 +33,26 @@ async function workflowsWith(ctx: McpContext, status: "failed" | "waiting", pref
   return out;
 }
 
+/** The run a prompt is about; an unknown workflow or key is invalid params (with what exists), not an internal error. */
+async function promptRun(ctx: McpContext, workflow: string, key: string) {
+  try {
+    return await ctx.run(workflow, key);
+  } catch (err) {
+    if (domainCode(err)) throw new McpError(ErrorCode.InvalidParams, (err as Error).message);
+    throw err;
+  }
+}
+
+/** Rejects an unknown workflow name as invalid params, naming the workflows that exist. */
+async function knownWorkflow(ctx: McpContext, workflow: string): Promise<void> {
+  const names = await ctx.workflowNames();
+  if (names.includes(workflow)) return;
+  throw new McpError(
+    ErrorCode.InvalidParams,
+    `There is no workflow "${workflow}". ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."}`,
+  );
+}
+
 function user(text: string): GetPromptResult["messages"][number] {
   return { role: "user", content: { type: "text", text } };
 }
@@ -53,8 +74,10 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
       },
     },
     async ({ workflow, key }) => {
-      const row = await ctx.run(workflow, key);
-      const d = await diagnose(ctx.engine, row.id);
+      const row = await promptRun(ctx, workflow, key);
+      const found = await diagnose(ctx.engine, row.id);
+      const d = { ...found, nextActions: ctx.forServer(found.nextActions) };
+      const writable = ctx.offers("replay_run");
       const address = JSON.stringify({ workflow, key });
       const evidence = d.evidence.map((e) => `- ${e.kind}: ${e.fact}`).join("\n");
       const actions = d.nextActions.map((a, i) => `${i + 1}. ${actionLine(a)}`).join("\n");
@@ -69,7 +92,9 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
       const steps = [
         `1. Explain the diagnosis to the user in plain words: the category (${d.category}), the culprit${d.culprit ? ` entry "${d.culprit.path}"` : ""}, and the evidence that shows it. For more detail call get_step on the culprit or get_history ${address}; diagnose_run ${address} gives this diagnosis again after anything changes.`,
         "2. Say what a person must change first (the person steps below), and wait until the user says it is done. Never claim a fix was deployed.",
-        "3. Then make the tool calls below in order. Run replay_run with dryRun: true first, show what it would discard and re-run, and replay for real only when the user agrees.",
+        writable
+          ? "3. Then make the tool calls below in order. Run replay_run with dryRun: true first, show what it would discard and re-run, and replay for real only when the user agrees."
+          : "3. Then make the tool calls below in order. This server is read-only: it cannot replay, send messages or cancel, so where the actions need that, tell the user what to do on a writable Waymark server and never call a tool this server does not list.",
         "4. Finish with wait_for_run and report how the run ended; if it fails again, call diagnose_run once more.",
       ];
       if (d.category === "healthy") {
@@ -95,12 +120,20 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
       description:
         "Go through runs that wait for a message (an approval, a decision) and answer them with the user.",
       argsSchema: {
-        workflow: completable(z.string().describe("Only runs of this workflow (optional)."), (value) =>
-          workflowsWith(ctx, "waiting", value),
-        ).optional(),
+        // completable() marks the schema it is given, and the SDK looks for the mark on the argument's own
+        // schema: so mark the optional one (completable(...).optional() would hide the completer).
+        workflow: completable(
+          z
+            .string()
+            .optional()
+            .describe("Only runs of this workflow (optional; all workflows when left out)."),
+          (value) => workflowsWith(ctx, "waiting", value ?? ""),
+        ),
       },
     },
     async ({ workflow }) => {
+      if (workflow) await knownWorkflow(ctx, workflow);
+      const writable = ctx.offers("send_message");
       const page = await ctx.engine.listRuns({
         ...(workflow ? { workflow } : {}),
         status: "waiting",
@@ -118,12 +151,20 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
       const head = page.runs.length
         ? `${page.runs.length}${page.nextCursor ? "+" : ""} run(s) wait for a message${workflow ? ` (workflow ${workflow})` : ""}:\n${lines.join("\n")}`
         : `No run waits for a message${workflow ? ` in workflow ${workflow}` : ""} right now.`;
-      const steps = [
-        "For each run: read it with get_run (and get_history if the request needs context), then summarise for the user what is being asked, with the amounts, names and dates that matter.",
-        "Ask the user for each decision. Never decide for them.",
-        'Send each decision with send_message (workflow, key, queue, a body that matches the schema) and an idempotencyKey such as "review-<key>-<queue>", so a retry cannot decide twice.',
-        "Report what each run did next (send_message says whether the run consumed the message; wait_for_run shows the next status).",
-      ];
+      const read =
+        "For each run: read it with get_run (and get_history if the request needs context), then summarise for the user what is being asked, with the amounts, names and dates that matter.";
+      const steps = writable
+        ? [
+            read,
+            "Ask the user for each decision. Never decide for them.",
+            'Send each decision with send_message (workflow, key, queue, a body that matches the schema) and an idempotencyKey such as "review-<key>-<queue>", so a retry cannot decide twice.',
+            "Report what each run did next (send_message says whether the run consumed the message; wait_for_run shows the next status).",
+          ]
+        : [
+            read,
+            "This server is read-only: it cannot deliver decisions. For each run, tell the user which queue waits and what message body the schema asks for; the user sends it from a writable Waymark server (waymark mcp without --read-only) or from the application. Never decide for them.",
+            "If the user says a decision was sent, follow the run with wait_for_run and report what it did next.",
+          ];
       return {
         description: "Review runs waiting for a decision",
         messages: [

@@ -21,6 +21,12 @@ Runs are addressed by workflow name + key. Typical paths:
 - Who waits for a decision? list_runs {status:["waiting"]} → get_run (shows the queue's message schema) → send_message with an idempotencyKey → wait_for_run.
 Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
 
+const READ_ONLY_INSTRUCTIONS = `Waymark runs durable workflows; this server is read-only: it shows their whole history but cannot change runs (no sending messages, replaying, starting or cancelling).
+Runs are addressed by workflow name + key. Typical paths:
+- What failed, and what now? diagnose_run → explain it; its person steps say what the user must do (changes that need a writable server included). What fails most? list_failures.
+- Who waits for a decision? list_runs {status:["waiting"]} → get_run (shows the queue's message schema) → tell the user what is asked; answering needs a writable server.
+Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
+
 function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
   mcp.registerTool(
     tool.name,
@@ -88,14 +94,12 @@ export function createMcpServer(engine: Engine, options: McpServerOptions = {}):
         completions: {},
         logging: {},
       },
-      instructions: INSTRUCTIONS,
+      instructions: options.readOnly ? READ_ONLY_INSTRUCTIONS : INSTRUCTIONS,
     },
   );
-  const ctx = new McpContext(engine, options, mcp);
-  for (const tool of TOOLS) {
-    if (tool.write && options.readOnly) continue;
-    registerTool(mcp, ctx, tool as unknown as ToolDef);
-  }
+  const tools = TOOLS.filter((t) => !(t.write && options.readOnly));
+  const ctx = new McpContext(engine, options, mcp, new Set(tools.map((t) => t.name)));
+  for (const tool of tools) registerTool(mcp, ctx, tool as unknown as ToolDef);
   registerResources(mcp, ctx);
   registerPrompts(mcp, ctx);
   registerSubscriptions(mcp, ctx);

@@ -52,9 +52,9 @@ describe("waiting runs", () => {
     const d = await diagnose(engine, mine.id);
     expect(d.category).toBe("healthy");
     expect(d.evidence.some((e) => e.kind === "near-miss")).toBe(false);
-    expect(d.nextActions.some((a) => a.kind === "call" && a.tool === "send_message" && "body" in a.args)).toBe(
-      false,
-    );
+    expect(
+      d.nextActions.some((a) => a.kind === "call" && a.tool === "send_message" && "body" in a.args),
+    ).toBe(false);
   });
 
   it("a wait with no message for a day and no near-miss asks a person, then shows the schema", async () => {

@@ -85,7 +85,8 @@ export const diagnoseRun = defineTool({
   write: false,
   async handler(args, ctx) {
     const row = await ctx.run(args.workflow, args.key);
-    const d = await diagnose(ctx.engine, row.id);
+    const found = await diagnose(ctx.engine, row.id);
+    const d = { ...found, nextActions: ctx.forServer(found.nextActions) };
     return fitAnswer(() => ({ text: diagnosisText(d), structured: { ...d } }));
   },
 });

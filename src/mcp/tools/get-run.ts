@@ -1,6 +1,7 @@
 // get_run: one run's status, input, state, output, what it waits on, its last error and its counts.
 
 import { z } from "zod";
+import { actionLine, type NextAction, type ToolName } from "../../diagnosis/index.js";
 import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
 import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
@@ -11,6 +12,10 @@ export const runAddress = {
   workflow: z.string().describe("Workflow name (see list_workflows)."),
   key: z.string().describe("Run key (see list_runs). Case-sensitive."),
 };
+
+function call(tool: ToolName, args: Record<string, unknown>, why: string): NextAction {
+  return { kind: "call", tool, args, why };
+}
 
 /** The JSON Schema of a queue of a run's workflow, if known here. */
 export async function queueJsonSchema(ctx: McpContext, workflow: string, version: number, queue: string) {
@@ -71,7 +76,11 @@ export const getRun = defineTool({
     uris: z
       .object({ run: z.string(), history: z.string(), state: z.string() })
       .describe("Resources of this run (subscribe to follow it)."),
-    nextActions: z.array(z.string()).describe("Suggested next tool calls."),
+    nextActions: z
+      .array(z.string())
+      .describe(
+        'Suggested next tool calls ("tool {args}"); a "(person) ..." item is something only the user can do, e.g. a write this read-only server does not offer.',
+      ),
   },
   annotations: { ...READ_ONLY, title: "Get a run" },
   write: false,
@@ -101,17 +110,25 @@ export const getRun = defineTool({
       });
     }
     const { workflow, key } = info;
-    const q = (o: object) => JSON.stringify({ workflow, key, ...o });
-    const nextActions: string[] = [];
+    const address = { workflow, key };
+    const suggested: NextAction[] = [];
     for (const w of waiting) {
       if (w.kind === "queue")
-        nextActions.push(`send_message ${q({ queue: w.queue, body: "<matching messageSchema>" })}`);
+        suggested.push(
+          call(
+            "send_message",
+            { ...address, queue: w.queue, body: "<matching messageSchema>" },
+            `answer the wait on queue "${w.queue}"`,
+          ),
+        );
     }
     if (info.status === "failed") {
-      if (failed) nextActions.push(`get_step ${q({ step: failed.path })}`);
-      nextActions.push(`replay_run ${q({ dryRun: true })}`);
+      if (failed) suggested.push(call("get_step", { ...address, step: failed.path }, "see the failed entry"));
+      suggested.push(call("replay_run", { ...address, dryRun: true }, "preview a replay"));
     }
-    if (entries.length) nextActions.push(`get_history ${q({})}`);
+    if (entries.length) suggested.push(call("get_history", address, "see the step-by-step record"));
+    // Calls to tools this server hides (read-only) become a note for a person.
+    const nextActions = ctx.forServer(suggested).map((a) => actionLine(a, false));
     const executing = info.owner !== null && (info.leaseUntil ?? 0) > ctx.engine.clock.now();
     const uris = {
       run: runUri(workflow, key),

@@ -27,7 +27,7 @@ export async function collectWorkflows(ctx: McpContext) {
       queues: meta?.queues ?? Object.fromEntries((w?.queues ?? []).map((q) => [q, {}])),
       actions: w?.actions.length ? w.actions : (meta?.actions ?? []),
       runs: w?.runs ?? {},
-      canStart: ctx.hasCode(name),
+      canStart: ctx.hasCode(name) && ctx.offers("start_run"),
     });
   }
   return workflows;
@@ -54,7 +54,9 @@ export const listWorkflows = defineTool({
           runs: z.record(z.string(), z.number()).describe("Run counts by status."),
           canStart: z
             .boolean()
-            .describe("True when this server has the workflow's code, so start_run works."),
+            .describe(
+              "True when this server has the workflow's code and is not read-only, so start_run works.",
+            ),
         }),
       )
       .describe("Workflows, by name."),
@@ -78,7 +80,7 @@ export const listWorkflows = defineTool({
           .map(([st, n]) => `${n} ${st}`)
           .join(", ");
         const queues = Object.keys(w.queues);
-        return `- ${w.name} v${w.latest}${w.description ? ` — ${w.description}` : ""}\n  runs: ${runs || "none"}; queues: ${queues.length ? nameList(queues) : "none"}; actions: ${w.actions.length ? nameList(w.actions) : "none"}${w.canStart ? "" : "; start_run: not here (no code)"}`;
+        return `- ${w.name} v${w.latest}${w.description ? ` — ${w.description}` : ""}\n  runs: ${runs || "none"}; queues: ${queues.length ? nameList(queues) : "none"}; actions: ${w.actions.length ? nameList(w.actions) : "none"}${w.canStart ? "" : `; start_run: not here (${ctx.offers("start_run") ? "no code" : "read-only"})`}`;
       });
       return {
         text: workflows.length

@@ -16,7 +16,7 @@ export const waitForRun = defineTool({
   name: "wait_for_run",
   title: "Wait for a run",
   description:
-    'Waits until a run\'s status changes (until: "change", the default) or until it finishes (until: "finished"), for at most timeoutSeconds (50 at most per call; call again to wait longer). Sends progress notifications while it waits. Use it after send_message, start_run, replay_run or cancel_run to see what the run did next. Pass fromStatus (the status you last saw) so a change that happened between your calls is not missed.',
+    'Waits until a run\'s status changes (until: "change", the default) or until it finishes (until: "finished"), for at most timeoutSeconds (50 at most per call; call again to wait longer). Sends progress notifications while it waits. Use it after send_message, start_run, replay_run or cancel_run to see what the run did next. Pass fromStatus (the status you last saw) so a change that happened between your calls is not missed. A run that is already finished (completed, failed or cancelled) and still in fromStatus returns at once with finished: true.',
   input: {
     ...runAddress,
     until: z
@@ -79,6 +79,34 @@ export const waitForRun = defineTool({
     };
     const done = (status: typeof row.status) =>
       until === "finished" ? TERMINAL_STATUSES.includes(status) : status !== from;
+
+    // A finished run does not change by itself: waiting for a change would only run out the timeout.
+    if (TERMINAL_STATUSES.includes(row.status) && row.status === from) {
+      const info = await engine.info(row.id);
+      const label = `${info.workflow}/${info.key}`;
+      const structured = {
+        status: info.status,
+        fromStatus: from,
+        changed: info.status !== from,
+        finished: TERMINAL_STATUSES.includes(info.status),
+        timedOut: false,
+        waitedMs: Date.now() - started,
+        run: runSummary(info, runUri(info.workflow, info.key)),
+      };
+      const restart = ctx.offers("replay_run")
+        ? "unless it is replayed (replay_run)"
+        : "unless it is replayed";
+      const next =
+        info.status === "failed"
+          ? " diagnose_run says why it failed and what to do."
+          : info.status === "completed"
+            ? " get_run shows its output."
+            : " get_run shows it whole.";
+      return fitAnswer(() => ({
+        text: `Run ${label} is already ${info.status}: it has finished and will not change ${restart}, so there is nothing to wait for; do not call wait_for_run again for it.${next}${structured.run.error ? ` Error: ${structured.run.error}` : ""}`,
+        structured,
+      }));
+    }
 
     const final = await new Promise<{ status: typeof row.status; timedOut: boolean }>((resolve) => {
       let settled = false;

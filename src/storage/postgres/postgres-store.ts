@@ -329,7 +329,8 @@ export class PostgresStore implements Store {
   }
 
   async messageByKey(runId: number, idempotencyKey: string): Promise<MessageRow | undefined> {
-    return (await this.q<MessageRow>("wm_message_by_key", this.sql.messageByKey, [runId, idempotencyKey])).rows[0];
+    return (await this.q<MessageRow>("wm_message_by_key", this.sql.messageByKey, [runId, idempotencyKey]))
+      .rows[0];
   }
 
   async listRejections(runId: number, limit: number): Promise<RejectionRow[]> {
