@@ -171,6 +171,27 @@ export function workflow<
   if (!Number.isInteger(version) || version < 1) {
     throw new TypeError(`workflow version must be a positive integer, got ${String(config.version)}`);
   }
+  const shape = (what: string, v: unknown) =>
+    v === undefined || (typeof v === "object" && v !== null && !Array.isArray(v))
+      ? null
+      : `workflow({ ${what} }) takes an object; got ${Array.isArray(v) ? "an array" : typeof v}.`;
+  const problem =
+    shape("queues", config.queues) ?? shape("actions", config.actions) ?? shape("state", config.state);
+  if (problem) throw new TypeError(problem);
+  for (const [name, schema] of Object.entries(config.queues ?? {})) {
+    if (typeof (schema as { safeParse?: unknown } | null)?.safeParse !== "function") {
+      throw new TypeError(
+        `workflow({ queues }): queue "${name}" needs a zod schema, e.g. { ${name}: z.object({ approve: z.boolean() }) }; use z.unknown() to accept any JSON.`,
+      );
+    }
+  }
+  for (const [name, action] of Object.entries(config.actions ?? {})) {
+    if (typeof action !== "function") {
+      throw new TypeError(
+        `workflow({ actions }): action "${name}" must be a function, e.g. { ${name}: (c) => c.state }; got ${typeof action}.`,
+      );
+    }
+  }
   return Object.freeze({
     kind: "waymark.workflow" as const,
     version,

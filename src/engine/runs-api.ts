@@ -311,6 +311,11 @@ export abstract class RunsApi {
   /** A page of a run's history entries in the order they were first recorded. */
   async history(runId: number, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
     checkOptions(options, { after: "number", limit: "number" });
+    if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 1)) {
+      throw new InvalidInputError(
+        `Invalid option limit: ${describe(options.limit)}; it must be a whole number of entries from 1 (at most 10,000 are returned).`,
+      );
+    }
     const limit = Math.min(Math.max(Math.floor(options.limit ?? 1000), 1), 10_000);
     const rows = await this.store.listEntries(runId, options.after ?? 0, limit);
     return rows.map(toHistoryEntry);
@@ -346,6 +351,14 @@ export abstract class RunsApi {
 
   /** Waits for the run to finish; resolves its output, or rejects with why it did not complete. */
   result(runId: number, options: { timeout?: number } = {}): Promise<unknown> {
+    const timeout = options?.timeout;
+    if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout >= 0)) {
+      return Promise.reject(
+        new InvalidInputError(
+          `result({ timeout }) takes milliseconds as a number of 0 or more (e.g. { timeout: 30_000 }); got ${describe(timeout)}.`,
+        ),
+      );
+    }
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
       let done = false;

@@ -45,6 +45,15 @@ function policyOf(options: StepOptions | undefined, path: string): RetryPolicy {
   }
   const b = options?.backoff;
   const spec = typeof b === "object" && b !== null ? b : { initial: b };
+  if (
+    spec.factor !== undefined &&
+    !(typeof spec.factor === "number" && spec.factor >= 1 && spec.factor <= 100)
+  ) {
+    throw new WaymarkError(
+      "INVALID_INPUT",
+      `Step "${path}": backoff factor must be a number from 1 (a fixed delay) to 100, got ${String(spec.factor)}.`,
+    );
+  }
   return {
     maxAttempts: retries + 1,
     initial: spec.initial === undefined ? 250 : toMs(spec.initial, `backoff of step "${path}"`),

@@ -71,6 +71,23 @@ describe("run handles", () => {
     expect((await engine.listRuns()).runs).toHaveLength(0);
   });
 
+  it("bad handle options and workflow definitions are refused where they are written", async () => {
+    const engine = closeLater(await setup({ use: { counter } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("counter", "opts", { label: "x" });
+    await expect(run.result({ timeout: -1 })).rejects.toThrow(/result\(\{ timeout \}\) takes milliseconds/);
+    await expect(run.result({ timeout: "1s" as never })).rejects.toThrow(/got "1s"/);
+    await expect(run.history({ limit: -1 })).rejects.toThrow(/Invalid option limit: -1/);
+    expect(() => workflow({ queues: { q: { notZod: true } as never }, run: async () => {} })).toThrow(
+      /queue "q" needs a zod schema/,
+    );
+    expect(() => workflow({ actions: { a: 5 as never }, run: async () => {} })).toThrow(
+      /action "a" must be a function/,
+    );
+    expect(() => workflow({ queues: [] as never, run: async () => {} })).toThrow(
+      /takes an object; got an array/,
+    );
+  });
+
   it("result() times out with the run's status, and cancel stops a waiting run", async () => {
     const engine = closeLater(await setup({ use: { counter } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("counter", "c3", { label: "x" });

@@ -299,6 +299,8 @@ describe("steps", () => {
         if (input.bad === "dup") {
           await ctx.step("same", () => 1);
           await ctx.step("same", () => 2);
+        } else if (input.bad === "factor") {
+          await ctx.step("f", () => 1, { backoff: { factor: -2 } });
         } else {
           await ctx.step("a/b", () => 1);
         }
@@ -311,6 +313,8 @@ describe("steps", () => {
     );
     const slash = await engine.getOrCreate("wf", "slash", { bad: "slash" });
     await expect(slash.result({ timeout: 5000 })).rejects.toThrow(/cannot contain "\/"/);
+    const factor = await engine.getOrCreate("wf", "factor", { bad: "factor" });
+    await expect(factor.result({ timeout: 5000 })).rejects.toThrow(/backoff factor must be a number from 1/);
   });
 });
 
