@@ -14,6 +14,7 @@ import {
   RunNotFoundError,
   StorageError,
   UnknownWorkflowError,
+  WaymarkError,
 } from "../errors.js";
 import {
   type EntryRow,
@@ -508,6 +509,12 @@ export class Engine extends RunsApi implements EngineCore {
 
   latest(workflow: string): AnyWorkflow {
     const versions = typeof workflow === "string" ? this.defs.get(workflow) : undefined;
+    if (!versions && this.defs.size === 0) {
+      throw new WaymarkError(
+        "NO_CODE",
+        `This engine has no workflows (attach() reads and messages runs that another process executes), so it cannot create a run of ${JSON.stringify(String(workflow))}. Create runs from the application that registers the workflow (setup({ use }).start()), or use engine.get(workflow, key) for an existing run.`,
+      );
+    }
     if (!versions) throw new UnknownWorkflowError(String(workflow), [...this.defs.keys()]);
     let best: AnyWorkflow | undefined;
     for (const d of versions.values()) if (!best || d.version > best.version) best = d;

@@ -86,6 +86,11 @@ describe("run handles", () => {
     expect(() => workflow({ queues: [] as never, run: async () => {} })).toThrow(
       /takes an object; got an array/,
     );
+    const { attach } = await import("../../src/index.js");
+    const attached = closeLater(await attach({ database: tempDb() }));
+    await expect(attached.getOrCreate("counter", "k")).rejects.toThrow(
+      /This engine has no workflows \(attach\(\) reads and messages runs that another process executes\)/,
+    );
   });
 
   it("result() times out with the run's status, and cancel stops a waiting run", async () => {
