@@ -104,7 +104,7 @@ export class DuplicateEntryError extends WaymarkError {
   constructor(run: string, path: string, kind: string) {
     super(
       "DUPLICATE_ENTRY",
-      `Run "${run}" already used the name "${path}" in this scope for a ${kind}. Entry names must be unique within a scope: give each call its own name (e.g. \`charge-\${i}\`), or use ctx.loop for repeated work. Did you forget to await a previous call?`,
+      `Run "${run}": the ${kind} "${path}" takes a name already used in this scope. Steps, sleeps, queue waits, joins, races, loops and ctx.version / ctx.removed markers share one set of names per scope: give each call its own name (e.g. \`charge-\${i}\`), or use ctx.loop for repeated work. Did you forget to await a previous call?`,
       { run, path, kind },
     );
   }

@@ -309,7 +309,7 @@ describe("steps", () => {
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
     const dup = await engine.getOrCreate("wf", "dup", { bad: "dup" });
     await expect(dup.result({ timeout: 5000 })).rejects.toThrow(
-      /already used the name "same".*give each call its own name/,
+      /the step "same" takes a name already used in this scope. Steps, sleeps, .*give each call its own name/,
     );
     const slash = await engine.getOrCreate("wf", "slash", { bad: "slash" });
     await expect(slash.result({ timeout: 5000 })).rejects.toThrow(/cannot contain "\/"/);
