@@ -5,6 +5,7 @@
 // before it. Loop compaction folds deleted entries' diffs into the loop entry, so this stays exact.
 
 import type { EntryRow } from "../storage/store.js";
+import { entryPath } from "./history.js";
 import { type JsonValue, revertDiff, type StateDiff } from "./json.js";
 
 interface Change {
@@ -49,9 +50,24 @@ export function stateAround(
       after: stateAt(currentJson, changes, entry.stateSeq),
     };
   }
-  // No change of its own: the state as of the last change recorded before it.
-  let upTo = 0;
-  for (const r of rows) if (r.seq < entry.seq && r.stateSeq !== null && r.stateSeq > upTo) upTo = r.stateSeq;
-  const at = stateAt(currentJson, changes, upTo);
-  return { before: at, after: at };
+  // No change of its own: before it, the state as of the last change recorded before it; after it, also
+  // every change made inside it (a join's branches, a loop's iterations and what compaction folded in).
+  const path = entryPath(entry.scope, entry.name);
+  const inside = (r: EntryRow) =>
+    r.seq === entry.seq || r.scope.startsWith(`${path}[`) || r.scope.startsWith(`${path}#`);
+  let before = 0;
+  let after = 0;
+  for (const r of rows) {
+    const seq = Math.max(r.stateSeq ?? 0, compactedSeq(r));
+    if (inside(r)) after = Math.max(after, seq);
+    else if (r.seq < entry.seq) before = Math.max(before, seq);
+  }
+  const at = stateAt(currentJson, changes, before);
+  return { before: at, after: after > before ? stateAt(currentJson, changes, after) : at };
+}
+
+/** The state sequence number of the changes a loop's compaction folded into its entry (0 if none). */
+function compactedSeq(r: EntryRow): number {
+  if (r.kind !== "loop" || r.detail === null) return 0;
+  return (JSON.parse(r.detail) as { compacted?: { stateSeq: number } }).compacted?.stateSeq ?? 0;
 }

@@ -433,5 +433,9 @@ describe("state diffs", () => {
       sent: { sms: "m2" },
       count: 1,
     });
+    // The join itself changed nothing of its own: before it, the state as it was; after it, its branches' work.
+    const join = await engine.entry(run.id, "notify");
+    expect(join.stateBefore).toEqual({ sent: {}, count: 0 });
+    expect(join.stateAfter).toEqual({ sent: { email: "m1", sms: "m2" }, count: 1 });
   });
 });
