@@ -121,6 +121,10 @@ describe("reading", () => {
     const badTime = await call(client, "list_runs", { createdAfter: "yesterday-ish" });
     expect(badTime.isError).toBe(true);
     expect(text(badTime)).toContain("ISO time");
+
+    const badStatus = await call(client, "list_runs", { status: ["failed", "broken"] });
+    expect(badStatus.isError).toBe(true);
+    expect(text(badStatus)).toContain("status takes one of pending, running, sleeping, waiting");
   });
 
   test("get_run shows what a run waits on with the message schema and next actions", async () => {

@@ -1,7 +1,7 @@
 // list_runs: find runs by workflow, status, key, creation time or error text, newest first, a page at a time.
 
 import { z } from "zod";
-import type { RunStatus } from "../../storage/store.js";
+import { RUN_STATUSES, type RunStatus } from "../../storage/store.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import { ToolError } from "../errors.js";
 import { runLine, runStatusSchema, runSummary, runSummaryShape } from "../format.js";
@@ -28,7 +28,9 @@ export const listRuns = defineTool({
   input: {
     workflow: z.string().optional().describe("Only runs of this workflow (exact name, see list_workflows)."),
     status: z
-      .union([runStatusSchema, z.array(runStatusSchema)])
+      .union([runStatusSchema, z.array(runStatusSchema)], {
+        error: `status takes one of ${RUN_STATUSES.join(", ")}, or a list of them`,
+      })
       .optional()
       .describe(
         'Only runs in this status or one of these statuses, e.g. "failed" or ["waiting", "sleeping"].',
