@@ -33,7 +33,7 @@ async function httpClient(url: string, token?: string) {
 function raw(
   url: string,
   init: { method?: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; body: string; sessionId: string }> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -51,7 +51,13 @@ function raw(
       (res) => {
         let body = "";
         res.on("data", (d) => (body += d));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body,
+            sessionId: String(res.headers["mcp-session-id"] ?? ""),
+          }),
+        );
       },
     );
     req.on("error", reject);
@@ -152,7 +158,7 @@ test("a session idle past sessionIdleMs is closed; a connected client's open GET
   const handle = await serve(engine, { sessionIdleMs: 300 });
 
   // A client that initialized and went away without DELETE (no stream open): its session is reaped.
-  const init = await rawWithHeaders(handle.url, INIT);
+  const init = await raw(handle.url, { body: INIT });
   expect(init.status).toBe(200);
   const abandoned = init.sessionId;
   expect(abandoned).toBeTruthy();
@@ -179,27 +185,3 @@ test("a session idle past sessionIdleMs is closed; a connected client's open GET
   await live.transport.close();
   await until(() => handle.sessionCount() === 0, "the closed client's session to be reaped", 5_000);
 });
-
-/** POSTs an initialize request and returns the status and the session id it was given. */
-function rawWithHeaders(url: string, body: string): Promise<{ status: number; sessionId: string }> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: "POST",
-        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      },
-      (res) => {
-        res.resume();
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, sessionId: String(res.headers["mcp-session-id"] ?? "") }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(body);
-  });
-}
