@@ -1,7 +1,9 @@
 // What users write: workflow definitions, the contexts their code receives, and the registry.
 
 import type { z } from "zod";
-import type { Duration } from "./engine/duration.js";
+
+/** Milliseconds, or a string of number+unit parts (ms, s, m, h, d, w): 500, "500ms", "10s", "1h30m". */
+export type Duration = number | string;
 
 /** Zod schemas for a workflow's named queues. */
 export type QueueSchemas = Record<string, z.ZodType>;

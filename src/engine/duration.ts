@@ -1,9 +1,9 @@
 // Durations as people write them: 500, "500ms", "10s", "10m", "3d", "1h30m".
 
 import { InvalidInputError } from "../errors.js";
+import type { Duration } from "../workflow.js";
 
-/** Milliseconds, or a string of number+unit parts (ms, s, m, h, d, w). */
-export type Duration = number | string;
+export type { Duration };
 
 const UNITS: Record<string, number> = {
   ms: 1,
