@@ -147,7 +147,11 @@ test("a message is checked against the queue's schema, stored once per idempoten
   await status(engine, "approval", "a1", "completed");
   expect((await api("/runs/approval/a1")).json.run.output).toEqual({ approved: true, by: "ann" });
 
-  const finished = await api("/runs/approval/a1/messages", { body });
+  // The same send retried after the run read it and finished: a duplicate, not an error.
+  const retried = await api("/runs/approval/a1/messages", { body });
+  expect(retried.status).toBe(200);
+  expect(retried.json).toMatchObject({ messageId: sent.json.messageId, duplicate: true });
+  const finished = await api("/runs/approval/a1/messages", { body: { ...body, idempotencyKey: "k-2" } });
   expect(finished.status).toBe(409);
   expect(finished.json.error.code).toBe("RUN_FINISHED");
 });
