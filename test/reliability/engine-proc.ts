@@ -8,14 +8,19 @@ const [db, ledger, ownerArg, createArg, leaseArg] = process.argv.slice(2) as str
 const note = (run: string, step: string, edge: "start" | "end") =>
   fs.appendFileSync(ledger!, `${process.pid}\t${run}\t${step}\t${edge}\t${Date.now()}\n`);
 
-/** Six steps with short sleeps between them, so runs suspend and either process may pick them up. */
+/**
+ * Six steps with short sleeps between them, so runs suspend and either process may pick them up. Steps
+ * take 4 to 24 ms by run and step, so the two processes fall out of step and runs change hands (with
+ * equal steps they settle into taking turns, each keeping the same runs).
+ */
 const hop = workflow({
   state: { done: 0 },
   run: async (ctx) => {
+    const n = Number(ctx.key.split("-")[1] ?? 0);
     for (let i = 0; i < 6; i++) {
       await ctx.step(`hop-${i}`, async (s) => {
         note(ctx.key, `hop-${i}`, "start");
-        await new Promise((r) => setTimeout(r, 10));
+        await new Promise((r) => setTimeout(r, 4 + ((n * 7 + i * 3) % 11) * 2));
         s.state.done++;
         note(ctx.key, `hop-${i}`, "end");
       });

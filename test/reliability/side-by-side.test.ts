@@ -84,10 +84,11 @@ describe("processes side by side", () => {
     const db = path.join(dir, "shared.db");
     const ledger = path.join(dir, "ledger.tsv");
     fs.writeFileSync(ledger, "");
-    // Each process holds at most 3 runs at once, so the runs it cannot take wait for whichever is free.
+    // Each process executes one run at a time, so a run that wakes while its process is busy is taken
+    // by the other one: runs move between the processes.
     const go = path.join(dir, "go");
-    const a = engineProc(db, ledger, "-", "0:15", 3000, { MAX_ACTIVE: "3", GO_FILE: go });
-    const b = engineProc(db, ledger, "-", "15:15", 3000, { MAX_ACTIVE: "3", GO_FILE: go });
+    const a = engineProc(db, ledger, "-", "0:15", 3000, { MAX_ACTIVE: "1", GO_FILE: go });
+    const b = engineProc(db, ledger, "-", "15:15", 3000, { MAX_ACTIVE: "1", GO_FILE: go });
     await a.ready();
     await b.ready();
     fs.writeFileSync(go, "");
