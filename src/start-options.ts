@@ -33,7 +33,7 @@ const CHECKS: Record<string, Check> = {
     86_400_000,
     " (a lease is renewed every third of it; a shorter one expires during ordinary pauses and lets another process take a run that is still executing)",
   ),
-  pollMs: wholeNumber(5, 60_000),
+  pollMs: wholeNumber(5, 86_400_000),
   maxActiveRuns: (v) =>
     typeof v === "number" && Number.isInteger(v) && v >= 0
       ? null
