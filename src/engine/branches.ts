@@ -5,7 +5,16 @@ import type { EntryRow } from "../storage/store.js";
 import type { LoopOptions, LoopResult, WorkflowContext } from "../workflow.js";
 import { makeContext } from "./context.js";
 import { isInternal, type RunExecution } from "./execution.js";
-import { type ErrorInfo, entryPath, errorInfo, nameProblem, parseDetail, Scope } from "./history.js";
+import {
+  type Attempt,
+  type ErrorInfo,
+  entryPath,
+  errorInfo,
+  nameProblem,
+  parseAttempts,
+  parseDetail,
+  Scope,
+} from "./history.js";
 import { composeDiffs, fromJson, type StateDiff, toJson } from "./json.js";
 
 type Branches = Record<string, (ctx: WorkflowContext) => Promise<unknown>>;
@@ -33,14 +42,134 @@ function rethrowRecorded(exec: RunExecution, row: EntryRow): never {
   throw new BranchFailedError(exec.label, entryPath(row.scope, row.name), failed);
 }
 
-/** Records a join, race or loop as failed with the error that ended it, then rethrows it. */
-async function failContainer(exec: RunExecution, row: EntryRow, err: unknown): Promise<never> {
-  if (isInternal(err) || exec.dead) throw err;
+/**
+ * Records a join, race or loop as failed with the error that ended it (in the same commit as the
+ * entries of the branches its failure cancelled), then rethrows it.
+ */
+async function failContainer(
+  exec: RunExecution,
+  row: EntryRow,
+  err: unknown,
+  cancelled: EntryRow[] = [],
+): Promise<never> {
+  // Verify mode (replay checks) writes nothing, and must not change the rows it reads either.
+  if (isInternal(err) || exec.dead || exec.verifying) throw err;
   row.status = "failed";
   row.endedAt = exec.core.clock.now();
   row.error = JSON.stringify(errorInfo(err));
-  await exec.commitEntry(row);
+  await commitWith(exec, row, cancelled);
   throw err;
+}
+
+/** Commits a container's entry together with the (already written) entries it cancelled; emits them all. */
+async function commitWith(exec: RunExecution, row: EntryRow, cancelled: EntryRow[]): Promise<void> {
+  if (cancelled.length === 0) return exec.commitEntry(row);
+  if (exec.verifying) return;
+  exec.write(row);
+  await exec.persist();
+  for (const r of cancelled) exec.core.emitEntry(exec, r);
+  exec.core.emitEntry(exec, row);
+}
+
+// ---- cancelled branches' entries ------------------------------------------------------------------
+//
+// A branch cancelled by its race (or by a failing sibling in a join) stops at its next call, and its
+// waits are dropped without a record. So that history does not show them waiting forever, every entry
+// still in progress in a cancelled branch (at any depth) is recorded as "cancelled" when the container
+// settles, in the same commit as the container's own record. Should a replay reopen the container, those
+// entries are put back in progress before its branches run again (see reopenCancelled).
+
+/** Statuses of an entry still in progress. */
+const UNFINISHED = new Set(["running", "waiting", "retrying"]);
+
+/** Paths of the scopes nested directly in a container entry: its branches, or its kept iterations. */
+function childScopes(row: EntryRow): string[] {
+  const path = entryPath(row.scope, row.name);
+  if (row.kind === "join" || row.kind === "race") {
+    const names = parseDetail<{ branches?: string[] }>(row)?.branches ?? [];
+    return names.map((n) => `${path}[${n}]`);
+  }
+  if (row.kind === "loop") {
+    const detail = parseDetail<LoopDetail>(row);
+    if (!detail) return [];
+    const out: string[] = [];
+    for (let i = detail.compacted?.iterations ?? 0; i <= detail.iteration; i++) out.push(`${path}#${i}`);
+    return out;
+  }
+  return [];
+}
+
+/**
+ * Visits every entry recorded in the scopes `paths` and the scopes nested in them (whether or not this
+ * execution reached them yet), descending into a container only when `visit` returns true.
+ */
+function walkEntries(exec: RunExecution, paths: string[], visit: (row: EntryRow) => boolean): void {
+  const todo = [...paths];
+  for (let path = todo.pop(); path !== undefined; path = todo.pop()) {
+    for (const row of exec.history.scope(path)) {
+      if (row && visit(row)) todo.push(...childScopes(row));
+    }
+  }
+}
+
+/**
+ * Records every entry still in progress in the cancelled scopes as cancelled (queued writes, committed
+ * with the container's record); returns them. A step whose function is already running cannot be
+ * stopped, only signalled: should it still complete, its real outcome replaces this record.
+ */
+function cancelEntries(exec: RunExecution, scopes: Scope[]): EntryRow[] {
+  if (exec.dead || exec.verifying || scopes.length === 0) return [];
+  const now = exec.core.clock.now();
+  const out: EntryRow[] = [];
+  walkEntries(
+    exec,
+    scopes.map((s) => s.path),
+    (row) => {
+      if (UNFINISHED.has(row.status)) {
+        row.status = "cancelled";
+        row.endedAt = now;
+        if (row.kind === "step" && row.attempts) {
+          const attempts = parseAttempts(row);
+          const last = attempts.at(-1);
+          if (last?.status === "running") {
+            last.status = "cancelled";
+            last.endedAt = now;
+            row.attempts = JSON.stringify(attempts);
+          }
+        }
+        exec.write(row);
+        out.push(row);
+      }
+      return true;
+    },
+  );
+  return out;
+}
+
+/** The status a cancelled entry goes back to when its container runs again. */
+function reopenedStatus(row: EntryRow): string {
+  if (row.kind === "sleep" || row.kind === "queue") return "waiting";
+  if (row.kind === "step") {
+    const last: Attempt | undefined = parseAttempts(row).at(-1);
+    return last?.retryAt !== undefined && last.status !== "cancelled" ? "retrying" : "running";
+  }
+  return "running";
+}
+
+/**
+ * A container running again (reopened by a replay) puts the entries its earlier outcome cancelled
+ * back in progress; entries cancelled by a finished container nested in it stay as they are.
+ */
+function reopenCancelled(exec: RunExecution, paths: string[]): void {
+  if (exec.dead || exec.verifying) return;
+  walkEntries(exec, paths, (row) => {
+    if (row.status === "cancelled") {
+      row.status = reopenedStatus(row);
+      row.endedAt = null;
+      exec.write(row);
+    }
+    return UNFINISHED.has(row.status);
+  });
 }
 
 /** Adds array destructuring to a join result, in branch order. */
@@ -62,6 +191,8 @@ function runBranches(
   branches: Branches,
   names: string[],
   mode: "all" | "first",
+  /** Filled with the scopes cancelled when the outcome is decided. */
+  cancelled: Scope[],
 ): Promise<{ values: Record<string, unknown>; winner?: string }> {
   const scopes = names.map((n) => new Scope(`${path}[${n}]`, exec.history.scope(`${path}[${n}]`), parent));
   return new Promise((resolve, reject) => {
@@ -72,6 +203,7 @@ function runBranches(
     const cancelOthers = (except: number) => {
       scopes.forEach((s, i) => {
         if (i !== except) {
+          cancelled.push(s);
           s.cancel(new Error(`branch cancelled`));
           exec.dropWaits(s);
         }
@@ -134,20 +266,29 @@ async function runParallel(
   if (!recorded) {
     row.detail = JSON.stringify({ branches: names });
     exec.mark(row);
+  } else {
+    reopenCancelled(
+      exec,
+      names.map((n) => `${path}[${n}]`),
+    );
   }
   let result: { values: Record<string, unknown>; winner?: string };
+  const losers: Scope[] = [];
   try {
-    result = await runBranches(exec, scope, path, branches, names, mode);
+    result = await runBranches(exec, scope, path, branches, names, mode, losers);
   } catch (err) {
-    return failContainer(exec, row, err);
+    return failContainer(exec, row, err, isInternal(err) ? [] : cancelEntries(exec, losers));
   }
   const out =
     mode === "all" ? result.values : { winner: result.winner, value: result.values[result.winner!] };
+  // Verify mode (replay checks) writes nothing, and must not change the rows it reads either: the
+  // container a replay reopens is stored as read here, and decided again when the run resumes.
+  if (exec.verifying) return mode === "all" ? withIterator(out as Record<string, unknown>, names) : out;
   row.output = toJson(out, `The result of ${kind} "${path}"`);
   row.status = "completed";
   row.endedAt = exec.core.clock.now();
   if (mode === "first") row.detail = JSON.stringify({ branches: names, winner: result.winner });
-  await exec.commitEntry(row);
+  await commitWith(exec, row, cancelEntries(exec, losers));
   return mode === "all" ? withIterator(out as Record<string, unknown>, names) : out;
 }
 
