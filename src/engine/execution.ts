@@ -77,6 +77,9 @@ export class RunExecution {
   verifying = false;
   /** In verify mode: how the code ended, if it did before reaching the frontier. */
   verifyOutcome: { completed: boolean; error?: unknown } | null = null;
+  /** In verify mode: calls the code made (recorded or new), and how many paths stopped at the frontier. */
+  verifyCalls = 0;
+  frontiers = 0;
 
   constructor(
     readonly core: EngineCore,
@@ -141,6 +144,7 @@ export class RunExecution {
     if (problem) throw new InvalidNameError(kind, name, problem);
     if (scope.names.has(name)) throw new DuplicateEntryError(this.label, entryPath(scope.path, name), kind);
     scope.names.add(name);
+    this.verifyCalls++;
     const ordinal = scope.next++;
     const recorded = scope.entries[ordinal];
     if (recorded && (recorded.name !== name || recorded.kind !== kind)) {
@@ -206,6 +210,7 @@ export class RunExecution {
 
   /** Verify mode: where new work would begin; never settles. */
   frontier(): Promise<never> {
+    this.frontiers++;
     return new Promise<never>(() => {});
   }
 

@@ -43,11 +43,17 @@ export interface ReplayPlan {
   version: { from: number; to: number };
   dryRun: boolean;
   applied: boolean;
-  /** False when this process lacks the code: the prefix check happens when the owner applies it. */
+  /**
+   * True when the new code replayed the kept history to its end without a mismatch. False when this
+   * process lacks the code (the owner checks when it applies the replay), or when the code awaited
+   * something of its own (a timer, I/O) for longer than the check waits (3 s) before reaching it.
+   */
   checkedAgainstCode: boolean;
 }
 
 const REPLAY_SCOPE = "~replay";
+/** Longest wait for the new code to replay the kept history during a replay's check. */
+const VERIFY_MS = 3000;
 
 /** The entry a replay without fromStep starts from: the innermost failed (or cancelled) entry. */
 function defaultFrom(run: RunRow, rows: EntryRow[]): EntryRow | null | "refuse" {
@@ -193,7 +199,7 @@ export async function replayRun(
 
   // The kept history, with reopened containers, must match the code that will run.
   const kept = rows.filter((r) => !discardSeqs.has(r.seq) && !containerSeqs.has(r.seq)).concat(reopened);
-  if (def) await verifyPrefix(engine, run, def, kept, JSON.stringify(state));
+  const checked = def ? await verifyPrefix(engine, run, def, kept, JSON.stringify(state)) : false;
 
   const plan: ReplayPlan = {
     run: label,
@@ -215,7 +221,7 @@ export async function replayRun(
     version: { from: run.version, to },
     dryRun: options.dryRun === true,
     applied: false,
-    checkedAgainstCode: def !== undefined,
+    checkedAgainstCode: checked,
   };
   if (options.dryRun) return plan;
 
@@ -301,14 +307,31 @@ async function verifyPrefix(
   def: AnyWorkflow,
   kept: EntryRow[],
   state: string,
-): Promise<void> {
+): Promise<boolean> {
   const version = def.version;
   const exec = new RunExecution(engine, def, { ...run, version, state }, kept, []);
   exec.verifying = true;
   exec.start();
-  // Verification resolves only recorded values (microtasks); two turns let every path reach its frontier.
-  await new Promise((r) => setImmediate(r));
-  await new Promise((r) => setImmediate(r));
+  // Recorded values resolve in microtasks, but the code may also await its own timers or I/O between
+  // steps. Wait until it ends, diverges, or has stopped at the frontier and made no call for a few turns
+  // (other branches may still be on their way), up to VERIFY_MS.
+  const deadline = Date.now() + VERIFY_MS;
+  let calls = -1;
+  let quiet = 0;
+  let complete = false;
+  for (let turn = 0; Date.now() < deadline; turn++) {
+    await new Promise((r) => (turn < 4 ? setImmediate(r) : setTimeout(r, 2)));
+    if (exec.fatal || exec.verifyOutcome) {
+      complete = true;
+      break;
+    }
+    quiet = exec.frontiers > 0 && exec.verifyCalls === calls ? quiet + 1 : 0;
+    calls = exec.verifyCalls;
+    if (quiet >= 3) {
+      complete = true;
+      break;
+    }
+  }
   const fatal = exec.fatal ?? (exec.verifyOutcome?.error as Error | undefined);
   exec.stop();
   if (fatal && (fatal as { code?: string }).code === "HISTORY_DIVERGED") {
@@ -319,6 +342,7 @@ async function verifyPrefix(
       { ...details, version },
     );
   }
+  return complete;
 }
 
 /** A replay stored for the process that runs the workflow, not yet carried out. */

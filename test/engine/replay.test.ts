@@ -141,6 +141,8 @@ describe("fix and replay", () => {
       version: 2,
       run: async (ctx) => {
         await ctx.step("a", () => 1);
+        // The code's own wait between steps (a config load, a timer) must not end the check early.
+        await new Promise((r) => setTimeout(r, 30));
         await ctx.step("b-renamed", () => 2);
         await ctx.step("c", () => 3);
       },
@@ -150,9 +152,13 @@ describe("fix and replay", () => {
     await expect(run.result({ timeout: 5000 })).rejects.toThrow(/bug/);
     await first.close();
     const engine = closeLater(await setup({ use: { wf: [v1, v2] } }).start({ database: db }));
+    await expect(engine.replay(run.id, { dryRun: true })).rejects.toThrow(
+      /Cannot replay "wf\/k" on version 2: .*history holds step "b", but the code asked for step "b-renamed".*Replay from "b" or earlier instead/,
+    );
     await expect(engine.replay(run.id)).rejects.toThrow(
       /Cannot replay "wf\/k" on version 2: .*history holds step "b", but the code asked for step "b-renamed".*Replay from "b" or earlier instead/,
     );
+    expect((await engine.replay(run.id, { fromStep: "b", dryRun: true })).checkedAgainstCode).toBe(true);
     expect((await engine.info(run.id)).status).toBe("failed"); // nothing changed
     await engine.replay(run.id, { fromStep: "b" });
     await engine.result(run.id, { timeout: 5000 });
