@@ -169,7 +169,10 @@ describe("start options", () => {
     const bad: Array<[Record<string, unknown>, RegExp]> = [
       [{ database: db, leaseMs: 1 }, /option leaseMs takes a whole number of milliseconds from 1,000 to/],
       [{ database: db, leaseMs: Number.NaN }, /option leaseMs .* got NaN/],
-      [{ database: db, pollMs: 0 }, /option pollMs takes a whole number of milliseconds from 5 to 86,400,000/],
+      [
+        { database: db, pollMs: 0 },
+        /option pollMs takes a whole number of milliseconds from 5 to 86,400,000/,
+      ],
       [{ database: db, busyTimeoutMs: -1 }, /option busyTimeoutMs/],
       [
         { database: db, durability: "extreme" },
