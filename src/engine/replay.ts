@@ -18,7 +18,8 @@ import type { AnyWorkflow } from "../workflow.js";
 import type { Engine } from "./engine.js";
 import { RunExecution } from "./execution.js";
 import { type ErrorInfo, entryPath, parseAttempts } from "./history.js";
-import { type JsonValue, revertDiff, type StateDiff } from "./json.js";
+import { applyDiff, type JsonValue, revertDiff } from "./json.js";
+import { changesOf } from "./state-history.js";
 
 export interface ReplayOptions {
   /** Entry path (e.g. "calculate-tax", "notify[mail]/send") or id. Default: the failed entry. */
@@ -188,10 +189,16 @@ export async function replayRun(
   const discardSeqs = new Set(discarded.map((r) => r.seq));
   const reopened = from ? containers.map((c) => reopen(c, from)) : [];
 
-  // State before the chosen entry: revert the discarded entries' changes, newest first.
+  // State without the discarded entries' changes: revert every change from the first discarded one on,
+  // newest first, then apply again those of kept entries (a join branch kept beside the replayed one
+  // may have committed after it), in their order.
   const state = JSON.parse(run.state) as Record<string, JsonValue>;
-  for (const r of [...discarded].filter((d) => d.stateDiff).sort((a, b) => b.stateSeq! - a.stateSeq!)) {
-    revertDiff(state, JSON.parse(r.stateDiff!) as StateDiff);
+  const changes = changesOf(rows);
+  const firstDiscarded = changes.findIndex((c) => discardSeqs.has(c.entry));
+  if (firstDiscarded >= 0) {
+    const later = changes.slice(firstDiscarded);
+    for (let i = later.length - 1; i >= 0; i--) revertDiff(state, later[i]!.diff);
+    for (const c of later) if (!discardSeqs.has(c.entry)) applyDiff(state, c.diff);
   }
   const consumed = (await engine.store.listMessages(runId, { includeConsumed: true, limit: 100_000 })).filter(
     (m: MessageRow) => m.consumedAt !== null && m.consumedBy !== null && discardSeqs.has(m.consumedBy),

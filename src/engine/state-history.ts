@@ -8,7 +8,9 @@ import type { EntryRow } from "../storage/store.js";
 import { entryPath } from "./history.js";
 import { type JsonValue, revertDiff, type StateDiff } from "./json.js";
 
-interface Change {
+export interface Change {
+  /** The entry that recorded it (seq). */
+  entry: number;
   stateSeq: number;
   diff: StateDiff;
 }
@@ -18,12 +20,12 @@ export function changesOf(rows: EntryRow[]): Change[] {
   const out: Change[] = [];
   for (const r of rows) {
     if (r.stateSeq !== null && r.stateDiff !== null)
-      out.push({ stateSeq: r.stateSeq, diff: JSON.parse(r.stateDiff) as StateDiff });
+      out.push({ entry: r.seq, stateSeq: r.stateSeq, diff: JSON.parse(r.stateDiff) as StateDiff });
     if (r.kind === "loop" && r.detail !== null) {
       const compacted = (JSON.parse(r.detail) as { compacted?: { diff: StateDiff; stateSeq: number } })
         .compacted;
       if (compacted && compacted.stateSeq > 0)
-        out.push({ stateSeq: compacted.stateSeq, diff: compacted.diff });
+        out.push({ entry: r.seq, stateSeq: compacted.stateSeq, diff: compacted.diff });
     }
   }
   return out.sort((a, b) => a.stateSeq - b.stateSeq);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { FakeClock, Loop, setup, workflow } from "../../src/index.js";
+import { FakeClock, FatalError, Loop, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 
 const queues = { approvals: z.object({ approved: z.boolean(), by: z.string() }) };
@@ -158,7 +158,8 @@ describe("fix and replay", () => {
     await expect(engine.replay(run.id)).rejects.toThrow(
       /Cannot replay "wf\/k" on version 2: .*history holds step "b", but the code asked for step "b-renamed".*Replay from "b" or earlier instead/,
     );
-    expect((await engine.replay(run.id, { fromStep: "b", dryRun: true })).checkedAgainstCode).toBe(true);
+    const plan = await engine.replay(run.id, { fromStep: "b", dryRun: true });
+    expect("checkedAgainstCode" in plan && plan.checkedAgainstCode).toBe(true);
     expect((await engine.info(run.id)).status).toBe("failed"); // nothing changed
     await engine.replay(run.id, { fromStep: "b" });
     await engine.result(run.id, { timeout: 5000 });
@@ -200,6 +201,47 @@ describe("fix and replay", () => {
     await engine.replay(run.id);
     expect(await run.result({ timeout: 5000 })).toEqual({ chat: 1, mail: "sent" });
     expect(timeline).toEqual(["post", "send", "send"]);
+  });
+
+  it("keeps what a kept branch changed when a branch beside it is replayed, even if it committed later", async () => {
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    let boom = true;
+    const wf = workflow({
+      state: { x: "init", y: 0 },
+      run: async (ctx) =>
+        ctx.join("j", {
+          a: (c) =>
+            c.step("slow", async (s) => {
+              await sleep(60);
+              s.state.x = "A";
+            }),
+          b: async (c) => {
+            await c.step("fast", (s) => {
+              s.state.x = "B";
+              s.state.y = 1;
+            });
+            await c.step(
+              "boom",
+              async () => {
+                await sleep(120);
+                if (boom) throw new FatalError("boom");
+              },
+              { retries: 0 },
+            );
+          },
+        }),
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(/boom/);
+    expect(await run.state()).toEqual({ x: "A", y: 1 }); // "slow" committed after "fast"
+    const plan = await engine.replay(run.id, { fromStep: "j[b]/fast", dryRun: true });
+    // Without "fast" and what followed it: the initial state plus what "slow" changed.
+    expect("restoreState" in plan && plan.restoreState).toEqual({ x: "A", y: 0 });
+    boom = false;
+    await engine.replay(run.id, { fromStep: "j[b]/fast" });
+    await engine.result(run.id, { timeout: 5000 });
+    expect(await run.state()).toEqual({ x: "B", y: 1 }); // "fast" ran again, after "slow"
   });
 
   it("replays from inside a loop iteration, restarting that iteration with the loop state it began with", async () => {
