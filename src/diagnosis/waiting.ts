@@ -49,7 +49,8 @@ export async function diagnoseWaiting(facts: RunFacts): Promise<Finding> {
   const rejections = await engine.store.listRejections(info.id, 50);
   for (const w of waits) {
     const refused = rejections.filter((r) => r.queue === w.wait.queue && r.at >= w.since);
-    if (refused.length) return rejected(w, refused);
+    if (refused.length)
+      return rejected(w, refused, await findNearMisses(facts, w.wait.queue, info.createdAt, rejections));
   }
   for (const w of waits) {
     const misses = await findNearMisses(facts, w.wait.queue, info.createdAt, rejections);
@@ -58,7 +59,7 @@ export async function diagnoseWaiting(facts: RunFacts): Promise<Finding> {
   return healthyWait(facts, waits);
 }
 
-async function rejected(w: QueueWait, refused: RejectionRow[]): Promise<Finding> {
+async function rejected(w: QueueWait, refused: RejectionRow[], misses: NearMiss[]): Promise<Finding> {
   const { facts, wait } = w;
   const { engine, info, address } = facts;
   const evidence: Evidence[] = [waitFact(w)];
@@ -78,7 +79,25 @@ async function rejected(w: QueueWait, refused: RejectionRow[]): Promise<Finding>
     body = undefined;
   }
   const repaired = schema && body !== undefined ? repairBody(schema, body) : null;
+  // A message that went astray (another queue, a typo) may be the decision the refused one was not.
+  evidence.push(...misses.map(missFact));
+  const fit = misses.find((m) => m.fits);
   const nextActions: NextAction[] = [];
+  if (fit) {
+    nextActions.push(
+      person(
+        `Two messages were meant for queue "${wait.queue}": one refused by its schema, and one that went astray (${fit.ref}: ${fit.why}) whose body is valid as is. Ask the user which decision is right before sending either.`,
+      ),
+      ...sendActions(
+        address,
+        wait.queue,
+        fit.body,
+        fit.source,
+        `the message that went astray (${fit.ref}), sent where the run waits, if the user confirms it`,
+        info.status,
+      ),
+    );
+  }
   if (repaired) {
     evidence.push({
       kind: "repair",
@@ -107,7 +126,7 @@ async function rejected(w: QueueWait, refused: RejectionRow[]): Promise<Finding>
   return {
     category: "rejected-messages",
     culprit: waitCulprit(w),
-    summary: `The run waits on queue "${wait.queue}" at "${wait.entry}", but ${plural(refused.length, "message")} sent to it ${refused.length === 1 ? "was" : "were"} refused by the queue's schema, so nothing arrived. ${repaired ? `Resend it corrected (${repaired.changes.join(", ")}) and` : "Send a valid message and"} fix the sender.`,
+    summary: `The run waits on queue "${wait.queue}" at "${wait.entry}", but ${plural(refused.length, "message")} sent to it ${refused.length === 1 ? "was" : "were"} refused by the queue's schema, so nothing arrived. ${fit ? `Another message went astray (${fit.why}) with a valid body: ask the user which decision is right, send that one, and` : repaired ? `Resend it corrected (${repaired.changes.join(", ")}) and` : "Send a valid message and"} fix the sender.`,
     evidence,
     nextActions,
     failure: null,

@@ -57,6 +57,29 @@ describe("waiting runs", () => {
     ).toBe(false);
   });
 
+  it("a refused message beside one that went astray with a valid body: both shown, the user asked to choose", async () => {
+    const { engine, clock } = await start({ desk });
+    const run = await engine.getOrCreate("desk", "d-9");
+    await driveRun(engine, clock, run, ["waiting"]);
+    await expect(run.send("decisoin" as never, { approve: true })).rejects.toThrow(/has no queue "decisoin"/);
+    await expect(run.send("decision", { approve: "yes" } as never)).rejects.toThrow(/does not match/);
+    const d = await diagnose(engine, run.id);
+    expect(d.category).toBe("rejected-messages");
+    expect(d.evidence.map((e) => e.kind)).toEqual(expect.arrayContaining(["rejected", "near-miss"]));
+    expect(d.summary).toContain("Another message went astray");
+    expect(d.nextActions[0]).toMatchObject({
+      kind: "person",
+      change: expect.stringContaining("Ask the user"),
+    });
+    expect(d.nextActions).toContainEqual(
+      expect.objectContaining({
+        kind: "call",
+        tool: "send_message",
+        args: expect.objectContaining({ queue: "decision", body: { approve: true } }),
+      }),
+    );
+  });
+
   it("a wait with no message for a day and no near-miss asks a person, then shows the schema", async () => {
     const { engine, clock } = await start({ desk });
     const run = await engine.getOrCreate("desk", "d-2");
