@@ -1,7 +1,7 @@
 // Runs that have not failed: stalled (owner gone), a retry storm, a sleep far in the future, cancelled,
 // or healthy with what it does now.
 
-import os from "node:os";
+import { deadLocalPid } from "../engine/owners.js";
 import type { HistoryEntry } from "../engine/views.js";
 import { call, person, replayActions } from "./actions.js";
 import { causeKind, failedAttempts, latestError, stepEvidence } from "./attempts.js";
@@ -11,17 +11,6 @@ import { normaliseMessage, retryFailureKey } from "./signatures.js";
 import type { Evidence } from "./types.js";
 
 const LIVE = ["pending", "running", "sleeping", "waiting", "retrying"];
-
-function pidGone(owner: string): number | null {
-  const [host, pid] = owner.split(":");
-  if (host !== os.hostname() || !pid || !/^\d+$/.test(pid)) return null;
-  try {
-    process.kill(Number(pid), 0);
-    return null;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM" ? null : Number(pid);
-  }
-}
 
 /** The entry a live run is at: the latest unfinished one, else the latest. */
 function currentEntry(facts: RunFacts): HistoryEntry | null {
@@ -36,7 +25,9 @@ export async function diagnoseStalled(facts: RunFacts): Promise<Finding | null> 
   const { info, now, engine } = facts;
   if (!LIVE.includes(info.status)) return null;
   const row = await engine.runRow(info.id);
-  const leaseGone = row.owner !== null && row.leaseUntil !== null && row.leaseUntil <= now;
+  const deadPid = row.owner !== null ? deadLocalPid(row.owner) : null;
+  const expired = row.owner !== null && row.leaseUntil !== null && row.leaseUntil <= now;
+  const leaseGone = expired || deadPid !== null;
   const overdue = row.owner === null && row.wakeAt !== null && row.wakeAt <= now - facts.options.overdueMs;
   if (!(leaseGone && (info.status === "running" || info.status === "pending")) && !overdue) return null;
   const entry = currentEntry(facts);
@@ -44,12 +35,15 @@ export async function diagnoseStalled(facts: RunFacts): Promise<Finding | null> 
   if (leaseGone) {
     evidence.push({
       kind: "lease",
-      fact: `marked ${info.status}, owned by ${row.owner} whose lease expired at ${iso(row.leaseUntil)} (${span(now - row.leaseUntil!)} ago)`,
+      fact: `marked ${info.status}, owned by ${row.owner} whose lease ${expired ? `expired at ${iso(row.leaseUntil)} (${span(now - row.leaseUntil!)} ago)` : `runs until ${iso(row.leaseUntil)}, unrenewed`}`,
       ref: "run",
     });
-    const pid = pidGone(row.owner!);
-    if (pid !== null)
-      evidence.push({ kind: "process", fact: `process ${pid} on this machine is not running`, ref: "run" });
+    if (deadPid !== null)
+      evidence.push({
+        kind: "process",
+        fact: `process ${deadPid} on this machine is not running`,
+        ref: "run",
+      });
   } else {
     evidence.push({
       kind: "overdue",
@@ -79,7 +73,7 @@ export async function diagnoseStalled(facts: RunFacts): Promise<Finding | null> 
     category: "stalled",
     culprit: entry ? culpritOf(entry) : null,
     summary: leaseGone
-      ? `The run is marked ${info.status}${at}, but the process that owned it stopped renewing its lease ${span(now - row.leaseUntil!)} ago, so nothing executes it. Start the application that runs "${info.workflow}": it takes the run over and reruns the interrupted work.`
+      ? `The run is marked ${info.status}${at}, but ${expired ? `the process that owned it stopped renewing its lease ${span(now - row.leaseUntil!)} ago` : `the process that owned it (pid ${deadPid} on this machine) no longer exists`}, so nothing executes it. Start the application that runs "${info.workflow}": it takes the run over and reruns the interrupted work.`
       : `The run has been due for ${span(now - row.wakeAt!)}${at} but no process claims it. Start the application that runs "${info.workflow}" (with this version, ${info.version}) on this database.`,
     evidence,
     nextActions: [

@@ -126,7 +126,8 @@ export class Engine extends RunsApi implements EngineCore {
     this.messageMark = await this.store.maxMessageId();
     this.lastChange = await this.store.changeCounter();
     if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
-    if ((await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
+    // Only a process that executes takes dead owners' runs over; an attached reader writes nothing here.
+    if (this.executes && (await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
     this.poller = setInterval(() => void this.pollChanges(), this.pollMs);
     this.unsubscribeStore = this.store.onChange?.(() => void this.tick()) ?? null;

@@ -17,14 +17,18 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/** The pid of an owner that was a process of this machine and no longer exists; null otherwise. */
+export function deadLocalPid(owner: string): number | null {
+  const [host, pid] = owner.split(":");
+  if (host !== os.hostname() || !pid || !/^\d+$/.test(pid)) return null;
+  return pidAlive(Number(pid)) ? null : Number(pid);
+}
+
 /** Expires the leases of owners that were processes of this machine and no longer exist; returns how many runs. */
 export async function expireDeadOwners(store: Store, me: string, now: number): Promise<number> {
-  const host = os.hostname();
   let expired = 0;
   for (const { owner } of await store.owners()) {
-    if (owner === me) continue;
-    const [h, pid] = owner.split(":");
-    if (h === host && pid && !pidAlive(Number(pid))) expired += await store.expireOwner(owner, now);
+    if (owner !== me && deadLocalPid(owner) !== null) expired += await store.expireOwner(owner, now);
   }
   return expired;
 }

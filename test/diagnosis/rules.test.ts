@@ -1,11 +1,13 @@
 // Category rules beyond the corpus: near-misses on another queue, a long wait with no clue, a first retry,
 // finished and sleeping runs, and drift where the code stopped short of its history.
 
+import os from "node:os";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { driveRun, waitForRun } from "../../fixtures/wait.js";
 import { diagnose } from "../../src/diagnosis/index.js";
-import { type Engine, FakeClock, setup, workflow } from "../../src/index.js";
+import { attach, type Engine, FakeClock, setup, workflow } from "../../src/index.js";
 import type { WorkflowEntry } from "../../src/workflow.js";
 import { closeLater, tempDb } from "../helpers.js";
 
@@ -91,6 +93,27 @@ describe("waiting runs", () => {
     expect(d.summary).toContain('waited 1 d 1 h on queue "decision"');
     expect(d.nextActions.map((a) => (a.kind === "call" ? a.tool : a.kind))).toEqual(["person", "get_run"]);
     expect((await diagnose(engine, run.id, { stuckAfterMs: 30 * 3_600_000 })).category).toBe("healthy");
+  });
+});
+
+describe("a dead owner on this machine", () => {
+  it("is stalled at once, read without writing: attach() leaves the dead owner's lease as it was", async () => {
+    const db = tempDb();
+    const owner = await setup({ use: { desk } }).start({ database: db, maxActiveRuns: 0 });
+    const run = await owner.getOrCreate("desk", "d-dead");
+    await owner.close();
+    const leaseUntil = Date.now() + 600_000;
+    const dead = `${os.hostname()}:999999:gone`;
+    const raw = new Database(db);
+    raw
+      .prepare("UPDATE runs SET status = 'running', owner = ?, lease_until = ? WHERE id = ?")
+      .run(dead, leaseUntil, run.id);
+    raw.close();
+    const reader = closeLater(await attach({ database: db }));
+    const d = await diagnose(reader, run.id);
+    expect(d.category).toBe("stalled");
+    expect(d.summary).toContain("(pid 999999 on this machine) no longer exists");
+    expect((await reader.store.getRun(run.id))?.leaseUntil).toBe(leaseUntil);
   });
 });
 
