@@ -94,7 +94,16 @@ export function toHistoryEntry(row: EntryRow): HistoryEntry {
   if (row.input !== null) entry.input = JSON.parse(row.input);
   if (row.output !== null) entry.output = JSON.parse(row.output);
   if (row.error !== null) entry.error = JSON.parse(row.error) as ErrorInfo;
-  if (row.attempts !== null) entry.attempts = JSON.parse(row.attempts) as Attempt[];
+  if (row.attempts !== null) {
+    const attempts = JSON.parse(row.attempts) as Attempt[];
+    // A cancel closes the entry in one statement; the attempt it stopped ends with it.
+    const last = attempts.at(-1);
+    if (row.status === "cancelled" && last?.status === "running" && last.endedAt === undefined) {
+      last.status = "cancelled";
+      if (row.endedAt !== null) last.endedAt = row.endedAt;
+    }
+    entry.attempts = attempts;
+  }
   if (row.stateDiff !== null) entry.stateChange = JSON.parse(row.stateDiff) as StateDiff;
   if (row.detail !== null) entry.detail = JSON.parse(row.detail) as Record<string, unknown>;
   return entry;

@@ -138,6 +138,10 @@ describe("run handles", () => {
       ["quick", "completed"],
       ["slow", "cancelled"],
     ]);
+    const slowEntry = history[1]!;
+    expect(slowEntry.attempts).toEqual([
+      { n: 1, startedAt: expect.any(Number), status: "cancelled", endedAt: slowEntry.endedAt },
+    ]);
   });
 
   it("lists runs newest first with filters and opaque cursors", async () => {
