@@ -14,16 +14,19 @@ export function span(ms: number): string {
   const a = Math.abs(ms);
   if (a < 1000) return `${Math.round(a)} ms`;
   if (a < 600_000) return `${(a / 1000).toFixed(a < 10_000 ? 1 : 0)} s`;
-  if (a < 3_600_000) return `${Math.round(a / 60_000)} min`;
-  if (a < 86_400_000) {
-    const h = Math.floor(a / 3_600_000);
-    const m = Math.round((a % 3_600_000) / 60_000);
+  // Round to the smallest unit shown first, then split: 6 d 23 h 59 min reads "7 d", not "6 d 24 h".
+  if (a < 3_570_000) return `${Math.round(a / 60_000)} min`;
+  if (a < 86_370_000) {
+    const minutes = Math.round(a / 60_000);
+    const h = Math.floor(minutes / 60);
+    const m = minutes % 60;
     return m ? `${h} h ${m} min` : `${h} h`;
   }
   const days = a / 86_400_000;
   if (days < 365) {
-    const d = Math.floor(days);
-    const h = Math.round((a % 86_400_000) / 3_600_000);
+    const hours = Math.round(a / 3_600_000);
+    const d = Math.floor(hours / 24);
+    const h = hours % 24;
     return h ? `${d} d ${h} h` : `${d} d`;
   }
   return `${Math.round(days / 365.25).toLocaleString("en-US")} years`;

@@ -118,4 +118,13 @@ it("spans read as people say them", () => {
     "1 d 2 h",
     "31,688 years",
   ]);
+  // Just under a unit rounds up into it, never "6 d 24 h" or "2 h 60 min".
+  const DAY = 86_400_000;
+  expect([7 * DAY - 5, 70 * DAY - 5, 3 * 3_600_000 - 5, 3_600_000 - 5, DAY - 5].map(span)).toEqual([
+    "7 d",
+    "70 d",
+    "3 h",
+    "1 h",
+    "1 d",
+  ]);
 });
