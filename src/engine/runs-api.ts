@@ -117,6 +117,7 @@ export abstract class RunsApi {
   }
 
   async runRow(id: number): Promise<RunRow> {
+    this.assertOpen();
     const row = await this.store.getRun(id);
     if (!row) throw new WaymarkError("RUN_NOT_FOUND", `There is no run #${id}.`, { id });
     return row;
@@ -310,6 +311,7 @@ export abstract class RunsApi {
 
   /** A page of a run's history entries in the order they were first recorded. */
   async history(runId: number, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
+    this.assertOpen();
     checkOptions(options, { after: "number", limit: "number" });
     if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 1)) {
       throw new InvalidInputError(
@@ -326,6 +328,7 @@ export abstract class RunsApi {
    * State is rebuilt by reverting later entries' recorded changes from the current state.
    */
   async entry(runId: number, ref: number | string): Promise<EntryDetail> {
+    this.assertOpen();
     if (!(typeof ref === "string" || Number.isInteger(ref))) {
       throw new InvalidInputError(
         `Invalid entry reference ${describe(ref)}: pass an entry id (a whole number) or its path, e.g. "notify[mail]/send".`,
@@ -351,6 +354,11 @@ export abstract class RunsApi {
 
   /** Waits for the run to finish; resolves its output, or rejects with why it did not complete. */
   result(runId: number, options: { timeout?: number } = {}): Promise<unknown> {
+    try {
+      this.assertOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const timeout = options?.timeout;
     if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout >= 0)) {
       return Promise.reject(
@@ -402,11 +410,17 @@ export abstract class RunsApi {
 
   /** Runs newest first, filtered, a page at a time. */
   listRuns(options: ListRunsOptions = {}): Promise<RunPage> {
+    try {
+      this.assertOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return listRuns(this.store, options);
   }
 
   /** Workflows (registered here or published by other processes) with versions and run counts by status. */
   async listWorkflows(): Promise<WorkflowSummary[]> {
+    this.assertOpen();
     return listWorkflows(this.store, this.defs, [...(await this.published(true)).values()]);
   }
 }

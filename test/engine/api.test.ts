@@ -93,6 +93,24 @@ describe("run handles", () => {
     );
   });
 
+  it("after close, every call says the engine is closed, reads included", async () => {
+    const engine = await setup({ use: { counter } }).start({ database: tempDb() });
+    const run = await engine.getOrCreate("counter", "c", { label: "x" });
+    await engine.close();
+    for (const call of [
+      () => run.result({ timeout: 100 }),
+      () => run.info(),
+      () => run.status(),
+      () => run.state(),
+      () => run.history(),
+      () => engine.listRuns(),
+      () => engine.listWorkflows(),
+      () => run.send("add", { by: 1 }),
+    ]) {
+      await expect(call()).rejects.toMatchObject({ code: "ENGINE_CLOSED" });
+    }
+  });
+
   it("result() times out with the run's status, and cancel stops a waiting run", async () => {
     const engine = closeLater(await setup({ use: { counter } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("counter", "c3", { label: "x" });
