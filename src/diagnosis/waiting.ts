@@ -54,7 +54,10 @@ export async function diagnoseWaiting(facts: RunFacts): Promise<Finding> {
   }
   for (const w of waits) {
     const misses = await findNearMisses(facts, w.wait.queue, info.createdAt, rejections);
-    if (misses.length || facts.now - w.since >= facts.options.stuckAfterMs) return stuck(w, misses);
+    // A wait with a timeout still ahead is as long as its author meant it to be: not stuck by age alone.
+    const patient = w.wait.until !== null && w.wait.until > facts.now;
+    if (misses.length || (!patient && facts.now - w.since >= facts.options.stuckAfterMs))
+      return stuck(w, misses);
   }
   return healthyWait(facts, waits);
 }

@@ -82,6 +82,23 @@ describe("waiting runs", () => {
     );
   });
 
+  it("a wait with a timeout still ahead is healthy however long it has waited", async () => {
+    const patientDesk = workflow({
+      queues: { decision: z.object({ approve: z.boolean() }) },
+      run: async (ctx) => {
+        const d = await ctx.queue.next("await-payment", { queue: "decision", timeout: "30d" });
+        return d?.approve ?? null;
+      },
+    });
+    const { engine, clock } = await start({ patientDesk });
+    const run = await engine.getOrCreate("patientDesk", "p-1");
+    await driveRun(engine, clock, run, ["waiting"]);
+    clock.advance(3 * 86_400_000);
+    const d = await diagnose(engine, run.id);
+    expect(d.category).toBe("healthy");
+    expect(d.summary).toContain("gives up at");
+  });
+
   it("a wait with no message for a day and no near-miss asks a person, then shows the schema", async () => {
     const { engine, clock } = await start({ desk });
     const run = await engine.getOrCreate("desk", "d-2");
