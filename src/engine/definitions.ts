@@ -15,8 +15,9 @@ export async function publishDefinitions(store: Store, defs: Definitions, now: n
     for (const def of versions.values()) {
       const queues: Record<string, unknown> = {};
       for (const [q, schema] of Object.entries(def.queues as Record<string, z.ZodType>)) {
+        // What a sender may send: fields with defaults are optional, and unknown keys are dropped, not refused.
         try {
-          queues[q] = z.toJSONSchema(schema, { unrepresentable: "any" });
+          queues[q] = z.toJSONSchema(schema, { unrepresentable: "any", io: "input" });
         } catch {
           queues[q] = {};
         }

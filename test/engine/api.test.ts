@@ -93,6 +93,17 @@ describe("run handles", () => {
     );
   });
 
+  it("publishes each queue's schema as what a sender may send (defaults optional, extra keys allowed)", async () => {
+    const desk = workflow({
+      queues: { decision: z.object({ approve: z.boolean(), by: z.string().default("anyone") }) },
+      run: async (ctx) => ctx.queue.next("d", { queue: "decision" }),
+    });
+    const engine = closeLater(await setup({ use: { desk } }).start({ database: tempDb() }));
+    const schema = (await engine.published()).get("desk@1")!.queues.decision as Record<string, unknown>;
+    expect(schema.required).toEqual(["approve"]);
+    expect(schema.additionalProperties).toBeUndefined();
+  });
+
   it("after close, every call says the engine is closed, reads included", async () => {
     const engine = await setup({ use: { counter } }).start({ database: tempDb() });
     const run = await engine.getOrCreate("counter", "c", { label: "x" });
