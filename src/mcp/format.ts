@@ -86,3 +86,13 @@ export function brief(value: unknown, max = 160): string {
   const json = JSON.stringify(value) ?? "undefined";
   return json.length > max ? `${json.slice(0, max)}…` : json;
 }
+
+/** Times an entry's detail records in ms since the epoch (a sleep's or wait's end, a message's arrival). */
+const DETAIL_TIMES = ["until", "sentAt"];
+
+/** An entry's detail with its times as ISO strings, like every other time in answers. */
+export function detailIso(detail: Record<string, unknown>): Record<string, unknown> {
+  const out = { ...detail };
+  for (const k of DETAIL_TIMES) if (typeof out[k] === "number") out[k] = iso(out[k] as number);
+  return out;
+}

@@ -82,6 +82,9 @@ describe("reading", () => {
     const sleeper = r.structuredContent!.workflows.find((w: { name: string }) => w.name === "sleeper");
     expect(sleeper.runs).toEqual({ sleeping: 1 });
     expect(text(r)).toContain("sleeper v1");
+    // Times in an entry's detail read as ISO, like every other time in answers.
+    const nap = await call(client, "get_step", { workflow: "sleeper", key: "s1", step: "nap" });
+    expect(nap.structuredContent!.detail.until).toMatch(/^\d{4}-\d\d-\d\dT/);
   });
 
   test("list_runs filters and pages with an opaque cursor; a bad cursor is a domain error", async () => {

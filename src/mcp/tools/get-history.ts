@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { HistoryEntry } from "../../engine/views.js";
 import { fitAnswer, fitItems, type Shrinker } from "../budget.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
-import { brief, errorLine, iso } from "../format.js";
+import { brief, detailIso, errorLine, iso } from "../format.js";
 import { historyUri, stepUri } from "../uris.js";
 import { runAddress } from "./get-run.js";
 import { defineTool, READ_ONLY } from "./tool.js";
@@ -45,7 +45,7 @@ export function listedEntry(e: HistoryEntry, workflow: string, key: string, s: S
     ...(e.output !== undefined ? { output: s.value(e.output, uri, name) } : {}),
     ...(e.error ? { error: errorLine(e.error, Math.max(120, s.limit / 4))! } : {}),
     ...(e.stateChange ? { stateChange: s.value(e.stateChange, uri, name) } : {}),
-    ...(e.detail ? { detail: s.value(e.detail, uri, name) } : {}),
+    ...(e.detail ? { detail: s.value(detailIso(e.detail), uri, name) } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import type { ErrorInfo } from "../../engine/history.js";
 import type { EntryDetail } from "../../engine/runs-api.js";
 import { fitAnswer } from "../budget.js";
 import { domainCode } from "../errors.js";
-import { brief, errorLine, iso } from "../format.js";
+import { brief, detailIso, errorLine, iso } from "../format.js";
 import { stepUri } from "../uris.js";
 import { runAddress } from "./get-run.js";
 import { defineTool, READ_ONLY } from "./tool.js";
@@ -120,7 +120,7 @@ export const getStep = defineTool({
         attempts: shown,
         ...(omitted > 0 ? { attemptsOmitted: omitted } : {}),
         ...(e.stateChange ? { stateChange: s.value(e.stateChange, uri, name) } : {}),
-        ...(e.detail ? { detail: s.value(e.detail, uri, name) } : {}),
+        ...(e.detail ? { detail: s.value(detailIso(e.detail), uri, name) } : {}),
         stateBefore: s.value(e.stateBefore, uri, name),
         stateAfter: s.value(e.stateAfter, uri, name),
         resource: uri,
