@@ -342,9 +342,14 @@ export abstract class RunsApi {
         : rows.find((r) => entryPath(r.scope, r.name) === ref);
     if (!row) {
       const names = rows.filter((r) => r.scope === "").map((r) => r.name);
+      // A bare name of a nested entry ("send" for "notify[mail]/send"): name the paths it could mean.
+      const nested =
+        typeof ref === "string"
+          ? rows.filter((r) => r.scope !== "" && r.name === ref).map((r) => entryPath(r.scope, r.name))
+          : [];
       throw new WaymarkError(
         "ENTRY_NOT_FOUND",
-        `Run "${run.workflow}/${run.key}" has no entry ${JSON.stringify(ref)}. ${names.length ? `Its root entries are: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ", ..." : ""}.` : "Its history is empty."} Entries are named by path (e.g. "notify[mail]/send") or id.`,
+        `Run "${run.workflow}/${run.key}" has no entry ${JSON.stringify(ref)}. ${nested.length ? `Nested entries of that name, by path: ${nested.slice(0, 10).join(", ")}. ` : ""}${names.length ? `Its root entries are: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ", ..." : ""}.` : "Its history is empty."} Entries are named by path (e.g. "notify[mail]/send") or id.`,
         { run: `${run.workflow}/${run.key}`, ref },
       );
     }

@@ -434,6 +434,9 @@ describe("state diffs", () => {
       count: 1,
     });
     // The join itself changed nothing of its own: before it, the state as it was; after it, its branches' work.
+    await expect(engine.entry(run.id, "send")).rejects.toThrow(
+      /Nested entries of that name, by path: notify\[email\]\/send, notify\[sms\]\/send/,
+    );
     const join = await engine.entry(run.id, "notify");
     expect(join.stateBefore).toEqual({ sent: {}, count: 0 });
     expect(join.stateAfter).toEqual({ sent: { email: "m1", sms: "m2" }, count: 1 });
