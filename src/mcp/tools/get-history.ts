@@ -1,6 +1,7 @@
 // get_history: a run's entries in order with status, timing, attempts, input, output, error and state change.
 
 import { z } from "zod";
+import { plural } from "../../diagnosis/format.js";
 import type { HistoryEntry } from "../../engine/views.js";
 import { fitAnswer, fitItems, type Shrinker } from "../budget.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
@@ -94,7 +95,7 @@ export const getHistory = defineTool({
       );
       return {
         text: listed.length
-          ? `History of ${row.workflow}/${row.key} (${row.status}), entries ${listed[0]!.id}-${last!.id}${nextCursor ? "; more with nextCursor" : ""}:\n${lines.join("\n")}`
+          ? `History of ${row.workflow}/${row.key} (${row.status}): ${plural(listed.length, "entry")}, ids ${listed[0]!.id} to ${last!.id}${nextCursor ? "; more with nextCursor" : ""}:\n${lines.join("\n")}`
           : after
             ? "No more entries."
             : `Run ${row.workflow}/${row.key} has no history yet (status ${row.status}).`,
