@@ -391,26 +391,34 @@ export class Engine extends RunsApi implements EngineCore {
         ]);
         if (claimed.length === 0) break;
         const resume: number[] = [];
-        for (const run of claimed) {
-          // Ours already (its lease lapsed while we ran it, e.g. a blocked event loop): the claim renewed it.
-          if (this.active.has(run.id) || this.loading.has(run.id)) continue;
-          if (!(await this.requests.applyOnClaim(run))) resume.push(run.id);
-        }
-        // Messages this process sends while these runs load are kept for them (see send()).
-        for (const id of resume) this.loading.set(id, []);
         try {
-          for (const l of await this.store.loadRuns(resume)) {
-            this.begin(l.run, l.entries, l.messages);
-            this.events.emit({
-              type: "run",
-              runId: l.run.id,
-              workflow: l.run.workflow,
-              key: l.run.key,
-              status: "running",
-            });
+          for (const run of claimed) {
+            // Ours already (its lease lapsed while we ran it, e.g. a blocked event loop): the claim renewed it.
+            if (this.active.has(run.id) || this.loading.has(run.id)) continue;
+            if (!(await this.requests.applyOnClaim(run))) resume.push(run.id);
           }
-        } finally {
-          for (const id of resume) this.loading.delete(id);
+          // Messages this process sends while these runs load are kept for them (see send()).
+          for (const id of resume) this.loading.set(id, []);
+          try {
+            for (const l of await this.store.loadRuns(resume)) {
+              this.begin(l.run, l.entries, l.messages);
+              this.events.emit({
+                type: "run",
+                runId: l.run.id,
+                workflow: l.run.workflow,
+                key: l.run.key,
+                status: "running",
+              });
+            }
+          } finally {
+            for (const id of resume) this.loading.delete(id);
+          }
+        } catch (err) {
+          // Claimed (ours in the database) but not running here: keep their leases and load them again
+          // shortly, as for a failed commit; otherwise nobody would run them until their lease lapsed.
+          const retryAt = this.clock.now() + 1000;
+          for (const run of claimed) if (!this.active.has(run.id)) this.faulted.set(run.id, retryAt);
+          throw err;
         }
         if (claimed.length < limit) break;
       }

@@ -48,3 +48,40 @@ describe("resume after restart", () => {
     expect(handles).toHaveLength(N);
   }, 120_000);
 });
+
+describe("a claimed run whose load fails", () => {
+  it("is kept (lease renewed) and loaded again shortly, not left to nobody", async () => {
+    const { StorageError } = await import("../../src/index.js");
+    const hop = workflow({
+      run: async (ctx) => {
+        await ctx.step("a", () => 1);
+        await ctx.sleep("z", 50);
+        await ctx.step("b", () => 2);
+        return "done";
+      },
+    });
+    const engine = closeLater(await setup({ use: { hop } }).start({ database: tempDb(), leaseMs: 2000 }));
+    // The database goes away for one load: the run woken from its sleep is claimed, then fails to load.
+    const store = engine.store as unknown as { loadRuns: (ids: number[]) => Promise<unknown> };
+    const load = store.loadRuns.bind(store);
+    let failures = 0;
+    store.loadRuns = async (ids) => {
+      if (ids.length > 0 && failures === 0) {
+        failures++;
+        throw new StorageError("STORAGE_UNAVAILABLE", "The database went away for a moment.");
+      }
+      return load(ids);
+    };
+    const errors: string[] = [];
+    engine.on((e) => void (e.type === "storage-error" && errors.push(e.message)));
+    const run = await engine.getOrCreate("hop", "h-1");
+    expect(await run.result({ timeout: 10_000 })).toBe("done");
+    expect(failures).toBe(1);
+    expect(errors).toContain("The database went away for a moment.");
+    expect((await run.history()).map((e) => [e.path, e.status])).toEqual([
+      ["a", "completed"],
+      ["z", "completed"],
+      ["b", "completed"],
+    ]);
+  });
+});
