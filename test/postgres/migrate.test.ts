@@ -76,6 +76,15 @@ async function snapshot(store: Store) {
     });
   }
   messages.sort((a, b) => a.id - b.id);
+  // A queue wait names the message it consumed by id: compare it by what the message is.
+  const byId = new Map(messages.map((m) => [m.id, `${m.queue} ${m.sentAt} ${m.body}`]));
+  for (const r of out) {
+    for (const e of r.entries) {
+      const detail = e.detail === null ? null : (JSON.parse(e.detail) as { messageId?: number });
+      if (detail?.messageId !== undefined)
+        e.detail = JSON.stringify({ ...detail, messageId: byId.get(detail.messageId) ?? "missing" });
+    }
+  }
   return {
     runs: out,
     messages: messages.map((m) => ({ ...m, id: 0, runId: runRank.get(m.runId) })),
@@ -129,10 +138,11 @@ describe("waymark migrate", () => {
     });
     await src.close();
 
-    // The target already holds a run of its own: copied ids come after it, in their old order.
+    // The target already holds a run and a message of its own: copied ids come after them, in their old
+    // order, and the queue waits that consumed copied messages name their new ids.
     const { url } = await tempSchema();
     const target = closeLater(await openPostgresStore(url));
-    await target.commit({
+    const own = await target.commit({
       now: 1,
       creates: [
         {
@@ -147,6 +157,21 @@ describe("waymark migrate", () => {
         },
       ],
       messages: [],
+      entries: [],
+      deleteEntries: [],
+      truncateEntries: [],
+      consume: [],
+      unconsume: [],
+      runs: [],
+      requestsDone: [],
+      requests: [],
+      rejections: [],
+      leases: [],
+    });
+    await target.commit({
+      now: 2,
+      creates: [],
+      messages: [{ runId: own.created[0]!.run.id, queue: "q", body: "{}", idempotencyKey: null, now: 2 }],
       entries: [],
       deleteEntries: [],
       truncateEntries: [],
@@ -178,6 +203,7 @@ describe("waymark migrate", () => {
       for (const e of r.entries) e.runId = (e.runId as number) - 1;
       for (const j of r.rejections) j.runId = (j.runId as number) - 1;
     });
+    copied.messages.shift(); // the target's own message, first by id
     for (const m of copied.messages) m.runId = (m.runId as number) - 1;
     for (const q of copied.requests) q.runId = (q.runId as number) - 1;
     expect(copied).toEqual(expected);

@@ -247,7 +247,18 @@ async function copy(
         rows.map((r) => r.consumed_at),
         rows.map((r) => r.consumed_by),
       ],
-    ).then(() => undefined),
+    ).then(async () => {
+      // The queue waits that consumed these messages name them in their detail: give them the new ids.
+      const read = rows.map((r, i) => [r, ids[i]] as const).filter(([r]) => r.consumed_by !== null);
+      if (read.length === 0) return;
+      await exec(
+        // In the JSON text as written (a jsonb round trip would reorder its keys).
+        `UPDATE ${t.entries} e SET detail = regexp_replace(e.detail, '"messageId":\\d+', '"messageId":' || m.id)
+         FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS m(run_id, seq, id)
+         WHERE e.run_id = m.run_id AND e.seq = m.seq AND e.detail LIKE '%"messageId":%'`,
+        [read.map(([r]) => runIds.get(r.run_id)), read.map(([r]) => r.consumed_by), read.map(([, id]) => id)],
+      );
+    }),
   );
   report.requests = await byId("requests", t.requestsSeq, (ids, rows) =>
     exec(
