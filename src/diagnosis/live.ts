@@ -1,8 +1,8 @@
 // Runs that have not failed: stalled (owner gone), a retry storm, a sleep far in the future, cancelled,
 // or healthy with what it does now.
 
-import { deadLocalPid } from "../engine/owners.js";
 import type { HistoryEntry } from "../engine/views.js";
+import { deadLocalPid } from "../local-process.js";
 import { call, person, replayActions } from "./actions.js";
 import { causeKind, failedAttempts, latestError, stepEvidence } from "./attempts.js";
 import { culpritOf, entryAt, type Finding, type RunFacts } from "./facts.js";

@@ -1,6 +1,8 @@
 // `waymark migrate`: a SQLite database copied into PostgreSQL whole (ids in order, JSON as is), refused
 // when the target already holds its runs or the source is still in use; the runs go on there.
 
+import os from "node:os";
+import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { run as migrate } from "../../src/cli/migrate.js";
@@ -257,5 +259,21 @@ describe("waymark migrate", () => {
     expect(await migrate(["--help"])).toBe(0);
     expect(stderr).toContain("Usage: waymark migrate");
     expect(schema).toMatch(/^wmt_/);
+  });
+
+  it("goes ahead when the lease is held by a process of this machine that no longer exists", async () => {
+    const db = tempDb();
+    const engine = await setup({ use: { sleeper: definitions().workflows.sleeper } }).start({ database: db });
+    const run = await engine.getOrCreate("sleeper", "s-1");
+    await engine.close();
+    // As if the application was killed mid-run: its lease still runs, its process is gone.
+    const raw = new Database(db);
+    raw
+      .prepare("UPDATE runs SET status = 'running', owner = ?, lease_until = ? WHERE id = ?")
+      .run(`${os.hostname()}:999999:gone`, Date.now() + 600_000, run.id);
+    raw.close();
+    const { url } = await tempSchema();
+    expect(await migrate(["--from", db, "--to", url])).toBe(0);
+    expect(stderr).toMatch(/copied 1 runs/);
   });
 });

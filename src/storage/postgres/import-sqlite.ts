@@ -8,6 +8,7 @@
 import fs from "node:fs";
 import type Database from "better-sqlite3";
 import { InvalidInputError, StorageError } from "../../errors.js";
+import { deadLocalPid } from "../../local-process.js";
 import { openSqliteStore } from "../sqlite/sqlite-store.js";
 import { openPostgresStore } from "./postgres-store.js";
 import { pgText, type Tables, tables } from "./sql.js";
@@ -55,11 +56,14 @@ export async function copySqliteToPostgres(from: string, to: string, now = Date.
   const source = openSqliteStore(from, { readonly: true });
   try {
     const db = source.db;
-    const live = db
-      .prepare(
-        "SELECT workflow, key, owner, lease_until AS leaseUntil FROM runs WHERE owner IS NOT NULL AND lease_until > ? LIMIT 1",
-      )
-      .get(now) as { workflow: string; key: string; owner: string; leaseUntil: number } | undefined;
+    // A lease of a process of this machine that no longer exists (killed) does not hold the file.
+    const live = (
+      db
+        .prepare(
+          "SELECT workflow, key, owner, lease_until AS leaseUntil FROM runs WHERE owner IS NOT NULL AND lease_until > ?",
+        )
+        .all(now) as Array<{ workflow: string; key: string; owner: string; leaseUntil: number }>
+    ).find((r) => deadLocalPid(r.owner) === null);
     if (live) {
       throw new StorageError(
         "STORAGE_IN_USE",
