@@ -138,7 +138,7 @@ export const sendMessage = defineTool({
       ? `The run consumed it${consumedBy ? ` at "${consumedBy}"` : ""} and is now ${after.status}.`
       : wasWaiting
         ? `The run was waiting on "${args.queue}" but has not consumed it yet (its owning process may be busy or stopped); it is ${after.status}. Check again with get_run or wait_for_run.`
-        : `The run is ${after.status} and not waiting on "${args.queue}"; it will read the message when it next waits on that queue.`;
+        : `The run is ${after.status === "waiting" ? "waiting, but not on" : `${after.status}, not waiting on`} queue "${args.queue}" at the moment; it reads the message when it next waits on that queue.`;
     return fitAnswer(() => ({ text: `${what} ${fate}`, structured }));
   },
 });
