@@ -34,5 +34,12 @@ export async function openStore(
     );
   }
   if (isPostgresUrl(target)) return openPostgresStore(target);
+  // "pg://", "mysql://", "file://": a URL this does not open, not a file of that name.
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(target)?.[1];
+  if (scheme) {
+    throw new InvalidInputError(
+      `Unsupported database URL scheme "${scheme}:" in ${JSON.stringify(target)}: use postgres://user:password@host:5432/database for PostgreSQL, or a SQLite file path.`,
+    );
+  }
   return openSqliteStore(target, options);
 }

@@ -215,6 +215,7 @@ describe("start options", () => {
       [{ databse: db }, /unknown option "databse". Its options are: database, clock, durability/],
       [{ database: "" }, /option database takes a SQLite file path/],
       [{ database: db, ownerId: "" }, /option ownerId/],
+      [{ database: "pg://localhost/test" }, /Unsupported database URL scheme "pg:"/],
     ];
     for (const [options, message] of bad) {
       await expect(registry.start(options as never), JSON.stringify(options)).rejects.toThrow(message);
