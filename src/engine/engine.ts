@@ -509,9 +509,16 @@ export class Engine extends RunsApi implements EngineCore {
   }
 
   checkKey(key: unknown): asserts key is string {
-    if (typeof key !== "string" || key.length === 0 || key.length > 512 || /[\u0000-\u001f]/.test(key)) {
+    if (
+      typeof key !== "string" ||
+      key.length === 0 ||
+      key.length > 512 ||
+      /[\u0000-\u001f]/.test(key) ||
+      key === "." ||
+      key === ".."
+    ) {
       throw new InvalidInputError(
-        `Invalid run key ${JSON.stringify(key)}: a key is a non-empty string of at most 512 characters without control characters.`,
+        `Invalid run key ${JSON.stringify(key)}: a key is a non-empty string of at most 512 characters without control characters, and not "." or ".." (those read as path steps in URLs).`,
       );
     }
   }

@@ -64,6 +64,7 @@ describe("run handles", () => {
       /There is no workflow "countr". Registered workflows: counter/,
     );
     await expect(engine.getOrCreate("counter", "", { label: "x" })).rejects.toThrow(/Invalid run key ""/);
+    await expect(engine.getOrCreate("counter", "..", { label: "x" })).rejects.toThrow(/not "." or ".."/);
     await expect(engine.getOrCreate("counter", "k", { label: 1n } as never)).rejects.toThrow(
       /input of run "counter\/k" is not JSON-serialisable: the value at label is a bigint/,
     );
