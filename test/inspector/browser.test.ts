@@ -251,6 +251,8 @@ describe("the run inspector in chromium, on the demo", () => {
       expect(await runStatus()).toBe("failed"); // the dry run changed nothing
       await shot("replay-preview");
 
+      // Focus starts on the choice that changes nothing, so Enter does not replay by accident.
+      expect(await page.evaluate("document.activeElement.textContent")).toBe("Don't replay");
       await dialog.locator("button", { hasText: "Replay now" }).click();
       await waitForRunStatus("completed");
       await page.locator('.tl-main[data-path="save-invoice"][data-status="completed"]').waitFor();

@@ -34,6 +34,8 @@ const ctx = {
   },
   /** A modal dialog; resolves with the chosen button's value (undefined when dismissed with Escape). */
   dialog(title, body, buttons) {
+    // Focus starts on the choice that changes nothing (Enter must not cancel or replay by accident).
+    const safe = buttons.findIndex((b) => b.value === undefined);
     return new Promise((resolve) => {
       const heading = h("h2", { id: "dialog-title", text: title });
       const form = h(
@@ -45,7 +47,12 @@ const ctx = {
           "div",
           { class: "buttons" },
           buttons.map((b, i) =>
-            h("button", { value: String(i), class: b.class ?? "", autofocus: i === 0, text: b.label }),
+            h("button", {
+              value: String(i),
+              class: b.class ?? "",
+              autofocus: i === Math.max(safe, 0),
+              text: b.label,
+            }),
           ),
         ),
       );

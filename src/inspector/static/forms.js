@@ -59,7 +59,8 @@ function field(rawSchema, name, required) {
     const select = h(
       "select",
       { id, name, required: required && !nullable },
-      !required || nullable ? h("option", { value: "", text: "—" }) : null,
+      // A required choice starts unchosen: the browser refuses to send the form until one is picked.
+      h("option", { value: "", text: required && !nullable ? "choose…" : "—" }),
       schema.enum.map((v) => h("option", { value: v, text: v })),
     );
     return {
@@ -229,16 +230,15 @@ export function messageForm(queue, schema, send) {
   function showError(message, problems) {
     status.className = "form-status error";
     status.setAttribute("role", "alert");
-    status.replaceChildren(
-      h("p", { text: message }),
-      problems?.length
-        ? h(
-            "ul",
-            {},
-            problems.map((p) => h("li", { text: p })),
-          )
-        : null,
-    );
+    status.replaceChildren(h("p", { text: message }));
+    if (problems?.length)
+      status.append(
+        h(
+          "ul",
+          {},
+          problems.map((p) => h("li", { text: p })),
+        ),
+      );
   }
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();

@@ -272,7 +272,7 @@ export function renderTimeline(root, opts) {
   const { entries, run, selectedId, collapsed } = opts;
   const t = opts.now;
   const live = !["completed", "failed", "cancelled"].includes(run.status);
-  const focusedId = root.contains(document.activeElement) ? document.activeElement.dataset.id : null;
+  const focused = root.contains(document.activeElement) ? document.activeElement.dataset : {};
 
   const t0 = Math.min(run.createdAt, ...entries.filter((e) => e.startedAt !== null).map((e) => e.startedAt));
   let t1 = live ? t : (run.finishedAt ?? t0);
@@ -280,7 +280,11 @@ export function renderTimeline(root, opts) {
   const scale = makeScale(
     t0,
     t1,
-    entries.filter((e) => e.startedAt !== null && e.kind !== "replay").map((e) => [e.startedAt, endOf(e, t)]),
+    // Containers span their branches' idle gaps too (a join reopened by a replay an hour later): the
+    // entries inside them say when there was work, so only those count for folding.
+    entries
+      .filter((e) => e.startedAt !== null && e.kind !== "replay" && !CONTAINERS.has(e.kind))
+      .map((e) => [e.startedAt, endOf(e, t)]),
   );
   const rows = buildRows(entries, collapsed);
 
@@ -338,6 +342,7 @@ export function renderTimeline(root, opts) {
           class: "tl-toggle",
           "aria-expanded": String(!collapsed.has(e.id)),
           "aria-label": `${collapsed.has(e.id) ? "Expand" : "Collapse"} ${e.path}`,
+          dataset: { toggle: String(e.id) },
           text: collapsed.has(e.id) ? "▸" : "▾",
           onclick: () => opts.onToggle(e),
         })
@@ -435,7 +440,9 @@ export function renderTimeline(root, opts) {
       overlay.style.right = `${10 + bar}px`;
     }
   }
-  if (focusedId) root.querySelector(`.tl-main[data-id="${CSS.escape(focusedId)}"]`)?.focus();
+  // Redrawn rows are new elements: put the keyboard focus back where it was (an entry or its toggle).
+  if (focused.id) root.querySelector(`.tl-main[data-id="${CSS.escape(focused.id)}"]`)?.focus();
+  else if (focused.toggle) root.querySelector(`[data-toggle="${CSS.escape(focused.toggle)}"]`)?.focus();
 
   /** Arrow keys move between entries (drawing them first when only some are drawn); → goes to the entry shown. */
   function moveFocus(ev, i) {
