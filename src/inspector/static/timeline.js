@@ -56,6 +56,14 @@ export function buildRows(entries, collapsed) {
         if (container) for (const s of byScope.keys()) if (childSuffix(s, e.path)) markPlaced(s);
         continue;
       }
+      const compacted = e.kind === "loop" ? (e.detail?.compacted?.iterations ?? 0) : 0;
+      if (compacted > 0) {
+        rows.push({
+          type: "note",
+          depth: depth + 1,
+          label: `${compacted} earlier iteration${compacted === 1 ? "" : "s"} compacted`,
+        });
+      }
       const children = [...byScope.keys()].filter((s) => childSuffix(s, e.path) !== null);
       const order = Array.isArray(e.detail?.branches) ? e.detail.branches : [];
       children.sort((a, b) => {
@@ -313,6 +321,23 @@ export function renderTimeline(root, opts) {
 
   /** One row's element; `i` is its index in `rows` (arrow keys move by it). */
   const rowElement = (row, i) => {
+    if (row.type === "note") {
+      return h(
+        "div",
+        {
+          class: "tl-row tl-lane",
+          role: "listitem",
+          title:
+            "Older iterations' entries are dropped to keep history bounded; their state changes are kept.",
+        },
+        h(
+          "span",
+          { class: "tl-label", style: { "padding-left": `${1.3 + row.depth * 0.9}rem` } },
+          h("span", { class: "tl-note", text: row.label }),
+        ),
+        h("span", { class: "tl-track" }),
+      );
+    }
     if (row.type === "lane") {
       const timed = row.entries.filter((e) => e.startedAt !== null);
       const first = Math.min(...timed.map((e) => e.startedAt));
