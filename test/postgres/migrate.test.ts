@@ -11,6 +11,7 @@ import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js"
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { MessageRow, RunRow, Store } from "../../src/storage/store.js";
 import { closeLater, onCleanup, tempDb, until } from "../helpers.js";
+import { batch } from "../storage/backends.js";
 import { tempSchema } from "./pg.js";
 
 let stderr = "";
@@ -123,68 +124,36 @@ describe("waymark migrate", () => {
     await before.close();
     // A request still pending in the source goes along.
     const src = openSqliteStore(db);
-    await src.commit({
-      now: clock.now(),
-      creates: [],
-      messages: [],
-      entries: [],
-      deleteEntries: [],
-      truncateEntries: [],
-      consume: [],
-      unconsume: [],
-      runs: [],
-      requestsDone: [],
-      requests: [{ runId: napping.id, kind: "note", args: '{"why":"kept"}' }],
-      rejections: [],
-      leases: [],
-    });
+    await src.commit(
+      batch(clock.now(), { requests: [{ runId: napping.id, kind: "note", args: '{"why":"kept"}' }] }),
+    );
     await src.close();
 
     // The target already holds a run and a message of its own: copied ids come after them, in their old
     // order, and the queue waits that consumed copied messages name their new ids.
     const { url } = await tempSchema();
     const target = closeLater(await openPostgresStore(url));
-    const own = await target.commit({
-      now: 1,
-      creates: [
-        {
-          workflow: "other",
-          key: "mine",
-          version: 1,
-          input: null,
-          initialState: "{}",
-          now: 1,
-          owner: null,
-          leaseUntil: null,
-        },
-      ],
-      messages: [],
-      entries: [],
-      deleteEntries: [],
-      truncateEntries: [],
-      consume: [],
-      unconsume: [],
-      runs: [],
-      requestsDone: [],
-      requests: [],
-      rejections: [],
-      leases: [],
-    });
-    await target.commit({
-      now: 2,
-      creates: [],
-      messages: [{ runId: own.created[0]!.run.id, queue: "q", body: "{}", idempotencyKey: null, now: 2 }],
-      entries: [],
-      deleteEntries: [],
-      truncateEntries: [],
-      consume: [],
-      unconsume: [],
-      runs: [],
-      requestsDone: [],
-      requests: [],
-      rejections: [],
-      leases: [],
-    });
+    const own = await target.commit(
+      batch(1, {
+        creates: [
+          {
+            workflow: "other",
+            key: "mine",
+            version: 1,
+            input: null,
+            initialState: "{}",
+            now: 1,
+            owner: null,
+            leaseUntil: null,
+          },
+        ],
+      }),
+    );
+    await target.commit(
+      batch(2, {
+        messages: [{ runId: own.created[0]!.run.id, queue: "q", body: "{}", idempotencyKey: null, now: 2 }],
+      }),
+    );
 
     const withPassword = new URL(url);
     withPassword.password = "secret"; // the server trusts local users; the password must not be printed
