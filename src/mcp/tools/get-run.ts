@@ -1,7 +1,7 @@
 // get_run: one run's status, input, state, output, what it waits on, its last error and its counts.
 
 import { z } from "zod";
-import { actionLine, type NextAction, type ToolName } from "../../diagnosis/index.js";
+import { actionLine, call, type NextAction } from "../../diagnosis/index.js";
 import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
 import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
@@ -12,10 +12,6 @@ export const runAddress = {
   workflow: z.string().describe("Workflow name (see list_workflows)."),
   key: z.string().describe("Run key (see list_runs). Case-sensitive."),
 };
-
-function call(tool: ToolName, args: Record<string, unknown>, why: string): NextAction {
-  return { kind: "call", tool, args, why };
-}
 
 /** The JSON Schema of a queue of a run's workflow, if known here. */
 export async function queueJsonSchema(ctx: McpContext, workflow: string, version: number, queue: string) {
