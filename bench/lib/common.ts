@@ -41,6 +41,11 @@ export interface ChildSpec {
 
 export const RESULT_TAG = "BENCH_RESULT ";
 
+/** Steps per second (and µs per step) of `steps` steps done in `ms`. */
+export function rate(steps: number, ms: number): Metrics {
+  return { ms, stepsPerSec: (steps / ms) * 1000, usPerStep: (ms * 1000) / steps };
+}
+
 /**
  * The CPU profiler of a profiled child (`spec.profile`): a measure calls `start()` just before its timed part
  * and `stop()` just after, so set-up stays out of the profile (without them the whole measure is profiled).

@@ -5,7 +5,7 @@ import type { WorkflowContextInterface } from "@rivetkit/workflow-engine";
 import { z } from "zod";
 import type { Engine } from "../../src/engine/engine.js";
 import { setup, workflow } from "../../src/index.js";
-import type { Durability } from "./common.js";
+import { type Durability, profiler } from "./common.js";
 
 /**
  * What the endless workflow's step i does. Returning a value records it; returning a promise that never
@@ -42,6 +42,26 @@ export const waiter = workflow({
 });
 
 export const registry = setup({ use: { seq, endless, waiter } });
+
+/**
+ * Starts `runs` runs of `seq` (n steps each) at once and waits for all of them; times that (profiled).
+ * The engine's commit count shows how many runs' records shared each transaction.
+ */
+export async function runConcurrently(
+  engine: Pick<Engine, "getOrCreate" | "writes">,
+  runs: number,
+  n: number,
+): Promise<{ ms: number; commits: number }> {
+  await profiler.start();
+  const t0 = performance.now();
+  const handles = await Promise.all(
+    Array.from({ length: runs }, (_, i) => engine.getOrCreate("seq", `r${i}`, { n })),
+  );
+  await Promise.all(handles.map((h) => h.result()));
+  const ms = performance.now() - t0;
+  await profiler.stop();
+  return { ms, commits: engine.writes.commits };
+}
 
 export async function startWaymark(database: string, durability: Durability): Promise<Engine> {
   return (await registry.start({ database, durability })) as unknown as Engine;

@@ -3,15 +3,11 @@
 
 import path from "node:path";
 import { runWorkflow } from "@rivetkit/workflow-engine";
-import { type ChildSpec, type Metrics, num, profiler, type ScenarioModule } from "../lib/common.js";
+import { type ChildSpec, num, profiler, rate, type ScenarioModule } from "../lib/common.js";
 import { Floor } from "../lib/floor.js";
 import { rivetSeq, startWaymark } from "../lib/workflows.js";
 import { RivetMemoryDriver } from "../peers/rivet-memory.js";
 import { RivetSqlite } from "../peers/rivet-sqlite.js";
-
-function rate(n: number, ms: number): Metrics {
-  return { ms, stepsPerSec: (n / ms) * 1000, usPerStep: (ms * 1000) / n };
-}
 
 export const scenario: ScenarioModule = {
   measure: {

@@ -3,15 +3,11 @@
 
 import path from "node:path";
 import { runWorkflow } from "@rivetkit/workflow-engine";
-import { type ChildSpec, type Metrics, num, profiler, type ScenarioModule } from "../lib/common.js";
+import { type ChildSpec, num, rate, type ScenarioModule } from "../lib/common.js";
 import { Floor } from "../lib/floor.js";
-import { rivetSeq, startWaymark } from "../lib/workflows.js";
+import { rivetSeq, runConcurrently, startWaymark } from "../lib/workflows.js";
 import { RivetMemoryDriver } from "../peers/rivet-memory.js";
 import { RivetSqlite } from "../peers/rivet-sqlite.js";
-
-function rate(steps: number, ms: number): Metrics {
-  return { ms, stepsPerSec: (steps / ms) * 1000 };
-}
 
 export const scenario: ScenarioModule = {
   measure: {
@@ -19,15 +15,7 @@ export const scenario: ScenarioModule = {
       const runs = num(spec.params, "runs");
       const n = num(spec.params, "steps");
       const engine = await startWaymark(path.join(spec.dir, "b.db"), spec.durability);
-      await profiler.start();
-      const t0 = performance.now();
-      const handles = await Promise.all(
-        Array.from({ length: runs }, (_, i) => engine.getOrCreate("seq", `r${i}`, { n })),
-      );
-      await Promise.all(handles.map((h) => h.result()));
-      const ms = performance.now() - t0;
-      await profiler.stop();
-      const commits = engine.writes.commits;
+      const { ms, commits } = await runConcurrently(engine, runs, n);
       await engine.close();
       return { ...rate(runs * n, ms), commits, stepsPerCommit: (runs * n) / commits };
     },

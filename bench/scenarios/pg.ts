@@ -7,8 +7,8 @@ import path from "node:path";
 import readline from "node:readline";
 import { DBOS } from "@dbos-inc/dbos-sdk";
 import pg from "pg";
-import { type ChildSpec, type Metrics, num, profiler, ROOT, type ScenarioModule } from "../lib/common.js";
-import { registry } from "../lib/workflows.js";
+import { type ChildSpec, type Metrics, num, ROOT, rate, type ScenarioModule } from "../lib/common.js";
+import { registry, runConcurrently, startWaymark } from "../lib/workflows.js";
 
 export const PG_DATABASE = process.env.WAYMARK_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
 export const WAYMARK_SCHEMA = "waymark_bench";
@@ -31,24 +31,12 @@ async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-function rate(steps: number, ms: number): Metrics {
-  return { ms, stepsPerSec: (steps / ms) * 1000 };
-}
-
 async function waymark(spec: ChildSpec): Promise<Metrics> {
   const runs = num(spec.params, "runs");
   const n = num(spec.params, "steps");
   await dropSchema(WAYMARK_SCHEMA);
-  const engine = await registry.start({ database: waymarkUrl() });
-  await profiler.start();
-  const t0 = performance.now();
-  const handles = await Promise.all(
-    Array.from({ length: runs }, (_, i) => engine.getOrCreate("seq", `r${i}`, { n })),
-  );
-  await Promise.all(handles.map((h) => h.result()));
-  const ms = performance.now() - t0;
-  await profiler.stop();
-  const commits = engine.writes.commits;
+  const engine = await startWaymark(waymarkUrl(), "normal"); // durability is SQLite's; PostgreSQL commits are synchronous
+  const { ms, commits } = await runConcurrently(engine, runs, n);
   await engine.close();
   return { ...rate(runs * n, ms), commits };
 }
