@@ -14,6 +14,11 @@ function byPath(history: HistoryEntry[]): Record<string, HistoryEntry> {
   return Object.fromEntries(history.map((e) => [e.path, e]));
 }
 
+/** Waits until the run's entry at `path` has `status`. */
+function untilEntry(run: { history(): Promise<HistoryEntry[]> }, path: string, status: string, what: string) {
+  return until(async () => (await run.history()).find((e) => e.path === path)?.status === status, what);
+}
+
 function expectLosersCancelled(history: HistoryEntry[], paths = LOSERS): void {
   const entries = byPath(history);
   for (const p of paths) {
@@ -139,10 +144,7 @@ describe("race losers", () => {
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(
-      async () => (await run.history()).find((e) => e.path === "race[slow]/slow")?.status === "running",
-      "the slow step's start marker",
-    );
+    await untilEntry(run, "race[slow]/slow", "running", "the slow step's start marker");
     await run.send("ping", "pong");
     expect(await run.result({ timeout: 5000 })).toEqual({ winner: "msg", value: "pong" });
     const slow = (await run.history()).find((e) => e.path === "race[slow]/slow")!;
@@ -190,10 +192,7 @@ describe("race losers", () => {
     const pinged = await engine.getOrCreate("wf", "pinged");
     // "pinged": the message wins after the restart; the nap is cancelled and no longer wakes the run.
     await pinged.send("ping", "one");
-    await until(
-      async () => (await pinged.history()).find((e) => e.path === "later")?.status === "waiting",
-      "the later wait",
-    );
+    await untilEntry(pinged, "later", "waiting", "the later wait");
     const p = byPath(await pinged.history());
     expect(p["race[msg]/await-ping"]!.status).toBe("completed");
     expect(p["race[nap]/nap"]!.status).toBe("cancelled");
@@ -202,10 +201,7 @@ describe("race losers", () => {
     // "slept": the nap wins after the restart; the queue wait is cancelled without taking a message.
     clock.advance(HOUR);
     await engine.tick();
-    await until(
-      async () => (await slept.history()).find((e) => e.path === "later")?.status === "waiting",
-      "the later wait",
-    );
+    await untilEntry(slept, "later", "waiting", "the later wait");
     const s = byPath(await slept.history());
     expect(s["race[nap]/nap"]!.status).toBe("completed");
     expect(s["race[msg]/await-ping"]!.status).toBe("cancelled");
