@@ -1,4 +1,4 @@
-// The inspector in a real browser: Debian's chromium, headless, driven by playwright-core, against the demo
+// The inspector in a real browser (found by test/browser.ts), headless, driven by playwright-core, against the demo
 // as `npm start` runs it (a child process on a temp database, serving on a free port). The steps follow
 // what a person does: find the failed invoice, read why it failed, approve the waiting approval and watch
 // it finish without reloading, replay the failed invoice now that the demo's tax API works again.
@@ -9,23 +9,17 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Engine } from "../../src/engine/engine.js";
 import { attach, setup, workflow } from "../../src/index.js";
+import { launchPersistentBrowser } from "../browser.js";
 import { Closer, ROOT } from "../mcp/helpers.js";
 import { serveInspector } from "./helpers.js";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.join(ROOT, "test-artifacts", "inspector");
 const STEP_MS = 60_000;
 const ROWS = ".runs-list tbody tr";
-
-if (!fs.existsSync(CHROMIUM)) {
-  throw new Error(
-    `The inspector's browser tests need Debian's chromium at ${CHROMIUM}: apt-get install -y chromium (.ci/run does).`,
-  );
-}
 
 let demo: ChildProcess;
 let demoExited: Promise<number | null>;
@@ -82,20 +76,8 @@ async function waitForRunStatus(status: string): Promise<void> {
 
 beforeAll(async () => {
   base = await startDemo();
-  context = await chromium.launchPersistentContext(path.join(temp, "profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
+  context = await launchPersistentBrowser(path.join(temp, "profile"), {
     viewport: { width: 1400, height: 1000 },
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
   });
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(30_000);
