@@ -38,9 +38,10 @@ async function similarTo(facts: RunFacts, key: FailureKey): Promise<Similar> {
   const list = await listFailures(facts.engine, {
     since: facts.now - facts.options.similarWindowMs,
     workflow: facts.info.workflow,
-    limit: 1000,
+    signature,
+    limit: 1,
   });
-  const group = list.failures.find((g) => g.signature === signature);
+  const group = list.failures[0];
   if (!group || group.count < 2)
     return { signature, pattern: normaliseMessage(key.message), count: 1, keys: [] };
   return {

@@ -69,18 +69,7 @@ export function entryAt(facts: RunFacts, path: string): HistoryEntry | undefined
   return facts.entries.find((e) => e.path === path);
 }
 
-/** The innermost failed entries (no other failed entry nested in them), oldest first. */
-export function innermostFailed(entries: HistoryEntry[]): HistoryEntry[] {
-  const failed = entries.filter((e) => e.status === "failed");
-  return failed
-    .filter(
-      (f) =>
-        !failed.some(
-          (g) => g !== f && (g.scope.startsWith(`${f.path}[`) || g.scope.startsWith(`${f.path}#`)),
-        ),
-    )
-    .sort((a, b) => a.id - b.id);
-}
+export { innermostFailed } from "../failure-signature.js";
 
 /** What one category rule concludes; the diagnosis adds the run and similar failures. */
 export interface Finding {

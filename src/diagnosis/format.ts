@@ -54,12 +54,7 @@ export function errorLine(error: Pick<ErrorInfo, "name" | "message"> | null | un
   return cut(`${error.name}: ${error.message}`, max);
 }
 
-/** The original error of a failed step (StepFailedError keeps it as details.cause), else the error itself. */
-export function causeOf(error: ErrorInfo | null | undefined): ErrorInfo | null {
-  if (!error) return null;
-  const cause = error.details?.cause as ErrorInfo | undefined;
-  return cause && typeof cause === "object" && typeof cause.message === "string" ? cause : error;
-}
+export { causeOf } from "../failure-signature.js";
 
 /** "1 attempt", "4 attempts". */
 export function plural(n: number, word: string): string {

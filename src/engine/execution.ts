@@ -8,6 +8,7 @@
 // - Once `dead`, nothing this object does reaches the store.
 
 import { DuplicateEntryError, FatalError, HistoryDivergedError, InvalidNameError } from "../errors.js";
+import { storedSignature } from "../failure-signature.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import { makeContext } from "./context.js";
@@ -323,11 +324,13 @@ export class RunExecution {
     }
     const status = retrying ? "retrying" : queues.size ? "waiting" : "sleeping";
     const now = this.core.clock.now();
+    const waitingJson = JSON.stringify(waiting);
     this.core.writes.patch(
       {
         id: this.id,
         status,
-        waiting: JSON.stringify(waiting),
+        failureSignature: this.signature(status, null, waitingJson),
+        waiting: waitingJson,
         waitQueues: queues.size ? `|${[...queues].join("|")}|` : null,
         wakeAt: Number.isFinite(deadline) ? deadline : null,
         owner: null,
@@ -349,6 +352,12 @@ export class RunExecution {
     this.root.cancel(reason);
     for (const c of this.controllers) c.abort(reason);
     this.controllers.clear();
+  }
+
+  /** The failure signature stored with the run in this status (null unless failed or retrying). */
+  private signature(status: string, error: string | null, waiting: string | null): string | null {
+    if (status !== "failed" && status !== "retrying") return null;
+    return storedSignature({ workflow: this.workflow, status, error, waiting }, () => this.history.all());
   }
 
   // ---- the end -------------------------------------------------------------------------------
@@ -400,6 +409,7 @@ export class RunExecution {
         id: this.id,
         status,
         ...fields,
+        failureSignature: this.signature(status, fields.error ?? null, null),
         waiting: null,
         waitQueues: null,
         wakeAt: null,

@@ -119,6 +119,13 @@ export class HistoryIndex {
     return list;
   }
 
+  /** Every entry held, scope by scope (not in seq order). */
+  all(): EntryRow[] {
+    const out: EntryRow[] = [];
+    for (const list of this.byScope.values()) for (const row of list) if (row) out.push(row);
+    return out;
+  }
+
   /** Removes a scope and every scope nested in it; returns the removed rows. */
   removeTree(path: string): EntryRow[] {
     const out: EntryRow[] = [];

@@ -66,8 +66,10 @@ export async function listRuns(store: Store, options: ListRunsOptions = {}): Pro
     key: "string",
     keyContains: "string",
     errorContains: "string",
+    failureSignature: "string",
     cursor: "string",
     limit: "number",
+    version: "number",
     createdAfter: "time",
     createdBefore: "time",
   });
@@ -91,6 +93,8 @@ export async function listRuns(store: Store, options: ListRunsOptions = {}): Pro
   if (options.key !== undefined) query.key = options.key;
   if (options.keyContains) query.keyContains = options.keyContains;
   if (options.errorContains) query.errorContains = options.errorContains;
+  if (options.version !== undefined) query.version = options.version;
+  if (options.failureSignature !== undefined) query.failureSignature = options.failureSignature;
   const after = toTime(options.createdAfter);
   const before = toTime(options.createdBefore);
   if (after !== undefined) query.createdAfter = after;

@@ -286,6 +286,7 @@ export async function replayRun(
       state: JSON.stringify(state),
       output: null,
       error: null,
+      failureSignature: null,
       waiting: null,
       waitQueues: null,
       finishedAt: null,

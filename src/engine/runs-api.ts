@@ -12,6 +12,7 @@ import {
   WaymarkError,
 } from "../errors.js";
 import {
+  type FailureGroupRow,
   type MessageRow,
   type RunRow,
   type RunStatus,
@@ -49,9 +50,23 @@ export interface ListRunsOptions {
   errorContains?: string;
   createdAfter?: number | Date;
   createdBefore?: number | Date;
+  /** Only runs on this workflow version. */
+  version?: number;
+  /** Only failed or retrying runs with this failure signature (as list_failures reports it). */
+  failureSignature?: string;
   limit?: number;
   /** Opaque cursor from a previous page. */
   cursor?: string;
+}
+
+/** Failed and retrying runs grouped by failure signature (see failure-signature.ts). */
+export interface FailureGroupsOptions {
+  /** Failures at or after this time (ms). */
+  since: number;
+  workflow?: string;
+  signature?: string;
+  /** Most groups returned (default 20, at most 1,000). */
+  limit?: number;
 }
 
 /** A workflow as a process that runs it published it to the database. */
@@ -421,6 +436,22 @@ export abstract class RunsApi {
       return Promise.reject(err);
     }
     return listRuns(this.store, options);
+  }
+
+  /**
+   * Failed and retrying runs grouped by their stored failure signature, most runs first: a grouped query
+   * over an index, complete at any scale. `total` counts every failing run in the window.
+   */
+  async failureGroups(options: FailureGroupsOptions): Promise<{ total: number; groups: FailureGroupRow[] }> {
+    this.assertOpen();
+    checkOptions(options, { since: "number", workflow: "string", signature: "string", limit: "number" });
+    const limit = Math.min(Math.max(Math.floor(options.limit ?? 20), 1), 1000);
+    return this.store.failureGroups({
+      since: options.since,
+      limit,
+      ...(options.workflow !== undefined ? { workflow: options.workflow } : {}),
+      ...(options.signature !== undefined ? { signature: options.signature } : {}),
+    });
   }
 
   /** Workflows (registered here or published by other processes) with versions and run counts by status. */

@@ -55,6 +55,8 @@ export interface RunRow {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+  /** While failed or retrying: the failure's signature (see failure-signature.ts), else null. Indexed. */
+  failureSignature: string | null;
 }
 
 /** One history entry as stored; keyed by (runId, seq). */
@@ -166,6 +168,7 @@ export interface RunPatch {
   version?: number;
   updatedAt?: number;
   finishedAt?: number | null;
+  failureSignature?: string | null;
 }
 
 /** Everything a turn of the engine writes, committed in one transaction. */
@@ -213,6 +216,10 @@ export interface RunQuery {
   errorContains?: string;
   createdAfter?: number;
   createdBefore?: number;
+  /** Only runs on this workflow version. */
+  version?: number;
+  /** Only runs whose stored failure signature is this one (failed or retrying runs). */
+  failureSignature?: string;
   /** Keyset cursor: runs strictly older than this (createdAt, id) pair. */
   before?: { createdAt: number; id: number };
   limit: number;
@@ -223,6 +230,26 @@ export interface RunCount {
   version: number;
   status: RunStatus;
   count: number;
+}
+
+/** Failed and retrying runs grouped by stored failure signature. */
+export interface FailureGroupQuery {
+  /** Failures at or after this time (a failed run's finishedAt, a retrying one's updatedAt). */
+  since: number;
+  workflow?: string;
+  signature?: string;
+  limit: number;
+}
+
+/** One signature counted across runs. */
+export interface FailureGroupRow {
+  signature: string;
+  workflow: string;
+  count: number;
+  /** How many of them are retrying (the rest failed). */
+  retrying: number;
+  firstAt: number;
+  lastAt: number;
 }
 
 /** The durable state of every run. Asynchronous and batch-shaped so a networked store fits too. */
@@ -238,6 +265,11 @@ export interface Store {
   loadRuns(ids: number[]): Promise<LoadedRun[]>;
   listRuns(query: RunQuery): Promise<RunRow[]>;
   countRuns(): Promise<RunCount[]>;
+  /**
+   * Failed and retrying runs with a stored signature, grouped by it, most runs first (then the latest
+   * failure first), at most `limit` groups; `total` counts the runs of every group in the window.
+   */
+  failureGroups(query: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }>;
   /** Runs that are not terminal, grouped by workflow and version (to refuse a start that lacks code). */
   liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>>;
 

@@ -2,8 +2,10 @@
 
 import { afterEach, describe, expect, test } from "vitest";
 import { z } from "zod";
+import { signatureOf } from "../../src/failure-signature.js";
 import { answerSize, MAX_ANSWER_CHARS } from "../../src/mcp/budget.js";
 import { TOOLS } from "../../src/mcp/tools/index.js";
+import { batch } from "../storage/backends.js";
 import { attachEngine, Closer, call, connect, startEngine, tempDb, text, until } from "./helpers.js";
 import { repair } from "./workflows.js";
 
@@ -169,6 +171,64 @@ describe("list_failures", () => {
     expect(bad.isError).toBe(true);
     expect(text(bad)).toContain("ISO time");
   });
+});
+
+test("list_failures counts every failing run at any scale: a grouped query, not a scan cut at 5,000", async () => {
+  const { engine, client } = await setup();
+  const now = engine.clock.now();
+  const error = (n: number) =>
+    JSON.stringify({
+      name: "StepFailedError",
+      message: `Step "tax" failed: Tax API 503 for order ${n}`,
+      code: "STEP_FAILED",
+      details: { step: "tax", cause: { name: "TaxApiError", message: `Tax API 503 for order ${n}` } },
+    });
+  const N = 6000;
+  const created = await engine.store.commit(
+    batch(now, {
+      creates: Array.from({ length: N }, (_, i) => ({
+        workflow: "legacy",
+        key: `inv-${i}`,
+        version: 1,
+        input: null,
+        initialState: "{}",
+        now: now - N + i,
+        owner: null,
+        leaseUntil: null,
+      })),
+    }),
+  );
+  const signature = signatureOf({
+    workflow: "legacy",
+    entry: "tax",
+    errorName: "TaxApiError",
+    message: "x 1",
+  });
+  await engine.store.commit(
+    batch(now, {
+      runs: created.created.map(({ run }, i) => ({
+        id: run.id,
+        status: "failed" as const,
+        error: error(i),
+        failureSignature: i % 10 === 0 ? "000000000000" : signature,
+        finishedAt: now - N + i,
+        updatedAt: now - N + i,
+        wakeAt: null,
+      })),
+    }),
+  );
+  const r = await call(client, "list_failures", {});
+  expect(r.isError).toBeFalsy();
+  expect(r.structuredContent).toMatchObject({ scanned: N, complete: true });
+  expect(r.structuredContent!.failures.map((f: { count: number }) => f.count)).toEqual([5400, 600]);
+  expect(r.structuredContent!.failures[0]).toMatchObject({
+    workflow: "legacy",
+    entry: "tax",
+    errorName: "TaxApiError",
+    pattern: "Tax API <n> for order <n>",
+    keys: ["inv-5999", "inv-5998", "inv-5997", "inv-5996", "inv-5995"],
+  });
+  expect(answerSize(r)).toBeLessThan(MAX_ANSWER_CHARS);
 });
 
 test("the diagnose_failed_run prompt is built on diagnose_run", async () => {

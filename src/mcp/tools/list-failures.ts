@@ -10,7 +10,7 @@ export const listFailures = defineTool({
   name: "list_failures",
   title: "List failures by signature",
   description:
-    'Answers "what is failing most?": failed and still-retrying runs since a time (default: the last 7 days), grouped by error signature (workflow, failing entry, error name and message with numbers, ids and quoted values normalised), most frequent first, each with its count, first and last seen, a few run keys, and a diagnose_run call for its latest run. Use it to spot a systematic failure before diagnosing one run.',
+    'Answers "what is failing most?": failed and still-retrying runs since a time (default: the last 7 days), grouped by error signature (workflow, failing entry, error name and message with numbers, ids and quoted values normalised), most frequent first, each with its count, first and last seen, a few run keys, a diagnose_run call for its latest run. The signature of every failing run is stored when it fails, so the counts are complete at any scale. Use it to spot a systematic failure before diagnosing one run.',
   input: {
     since: z.string().optional().describe("Only failures at or after this ISO time (default: 7 days ago)."),
     workflow: z.string().optional().describe("Only runs of this workflow (exact name, see list_workflows)."),
@@ -18,10 +18,10 @@ export const listFailures = defineTool({
   },
   output: {
     since: z.string().describe("The start of the window (ISO time)."),
-    scanned: z.number().describe("Failed and retrying runs looked at."),
+    scanned: z.number().describe("Failed and retrying runs in the window, in every group."),
     complete: z
       .boolean()
-      .describe("False when the scan stopped at its limit (5,000 runs) before reaching `since`."),
+      .describe("True: every failing run in the window is counted (signatures are stored and indexed)."),
     failures: z
       .array(
         z.object({
@@ -74,7 +74,7 @@ export const listFailures = defineTool({
         `- ${f.count}× ${f.workflow} at "${f.entry}": ${f.errorName}: ${f.pattern} (${f.firstSeen} to ${f.lastSeen}${f.retrying ? `, ${f.retrying} still retrying` : ""}; e.g. ${f.keys.slice(0, 3).join(", ")}) → diagnose_run ${JSON.stringify(f.diagnose.args)}`,
     );
     const text = failures.length
-      ? `${failures.length} failure signature${failures.length === 1 ? "" : "s"} since ${list.since} (${list.scanned} failed or retrying runs scanned${list.complete ? "" : ", scan cut at its limit"}):\n${lines.join("\n")}`
+      ? `${failures.length} failure signature${failures.length === 1 ? "" : "s"} since ${list.since} (${list.scanned} failed or retrying runs in all):\n${lines.join("\n")}`
       : `No failed or retrying runs since ${list.since}${args.workflow ? ` in workflow "${args.workflow}"` : ""}.`;
     return fitAnswer(() => ({
       text,

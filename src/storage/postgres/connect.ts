@@ -5,7 +5,7 @@ import { createHash } from "node:crypto";
 import os from "node:os";
 import pg from "pg";
 import { InvalidInputError, StorageError } from "../../errors.js";
-import { MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE } from "./migrations.js";
+import { BACKFILLS, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE } from "./migrations.js";
 
 /** Where a store lives, parsed from its URL. */
 export interface PostgresTarget {
@@ -163,7 +163,10 @@ export async function migrate(pool: pg.Pool, t: PostgresTarget): Promise<void> {
         await client.query(`CREATE TABLE ${t.quoted}.${VERSION_TABLE} (version INTEGER NOT NULL)`);
         await client.query(`INSERT INTO ${t.quoted}.${VERSION_TABLE} (version) VALUES (0)`);
       }
-      for (; version < SCHEMA_VERSION; version++) await client.query(MIGRATIONS[version]!(t.quoted));
+      for (; version < SCHEMA_VERSION; version++) {
+        await client.query(MIGRATIONS[version]!(t.quoted));
+        await BACKFILLS[version]?.(client, t.quoted);
+      }
       await client.query(`UPDATE ${t.quoted}.${VERSION_TABLE} SET version = $1`, [SCHEMA_VERSION]);
       await client.query("COMMIT");
     } catch (err) {

@@ -1,3 +1,8 @@
+import type pg from "pg";
+import { storedSignature } from "../../failure-signature.js";
+import type { EntryRow } from "../store.js";
+import { ENTRY_COLUMNS } from "./sql.js";
+
 // Ordered schema migrations for PostgreSQL; the table `waymark_schema` records how many have been applied.
 // Append only: never edit a migration that has shipped. Each takes the quoted schema name.
 //
@@ -99,7 +104,57 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     PRIMARY KEY (name, version)
   );
   `,
+  // 2: each failed or retrying run's failure signature, stored when it fails (backfilled below).
+  (s) => `
+  ALTER TABLE ${s}.runs ADD COLUMN failure_signature TEXT;
+  CREATE INDEX runs_failure ON ${s}.runs (failure_signature, workflow) WHERE failure_signature IS NOT NULL;
+  `,
 ];
+
+/** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */
+export const BACKFILLS: Record<number, (client: pg.PoolClient, s: string) => Promise<void>> = {
+  1: async (client, s) => {
+    for (let after = 0; ; ) {
+      const page = (
+        await client.query<{
+          id: number;
+          workflow: string;
+          status: string;
+          error: string | null;
+          waiting: string | null;
+        }>(
+          `SELECT id, workflow, status, error, waiting FROM ${s}.runs WHERE status IN ('failed', 'retrying')
+            AND id > $1 ORDER BY id LIMIT 500`,
+          [after],
+        )
+      ).rows;
+      const ids: number[] = [];
+      const signatures: string[] = [];
+      for (const run of page) {
+        const entries = (
+          await client.query<EntryRow>(
+            `SELECT ${ENTRY_COLUMNS} FROM ${s}.entries WHERE run_id = $1 ORDER BY seq`,
+            [run.id],
+          )
+        ).rows;
+        const signature = storedSignature(run, () => entries);
+        if (signature) {
+          ids.push(run.id);
+          signatures.push(signature);
+        }
+      }
+      if (ids.length) {
+        await client.query(
+          `UPDATE ${s}.runs r SET failure_signature = v.sig FROM unnest($1::bigint[], $2::text[]) AS v(id, sig)
+            WHERE r.id = v.id`,
+          [ids, signatures],
+        );
+      }
+      if (page.length < 500) break;
+      after = page.at(-1)!.id;
+    }
+  },
+};
 
 /** The schema version this build writes; a database above it was written by a newer Waymark. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -10,6 +10,8 @@ import pg from "pg";
 import type {
   BatchResult,
   EntryRow,
+  FailureGroupQuery,
+  FailureGroupRow,
   LoadedRun,
   MessageRow,
   RejectionRow,
@@ -288,6 +290,9 @@ export class PostgresStore implements Store {
     if (q.errorContains) where.push(`strpos(lower(error), lower(${arg(q.errorContains)})) > 0`);
     if (q.createdAfter !== undefined) where.push(`created_at >= ${arg(q.createdAfter)}`);
     if (q.createdBefore !== undefined) where.push(`created_at < ${arg(q.createdBefore)}`);
+    if (q.version !== undefined) where.push(`version = ${arg(q.version)}`);
+    if (q.failureSignature !== undefined)
+      where.push(`failure_signature = ${arg(q.failureSignature)} AND status IN ('failed', 'retrying')`);
     if (q.before) where.push(`(created_at, id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
     const text = `SELECT ${runColumns()} FROM ${this.t.runs} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit)}`;
@@ -300,6 +305,41 @@ export class PostgresStore implements Store {
 
   async countRuns(): Promise<RunCount[]> {
     return (await this.q<RunCount>("wm_count_runs", this.sql.countRuns)).rows;
+  }
+
+  async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {
+    const args: unknown[] = [q.since];
+    const where = [
+      "failure_signature IS NOT NULL",
+      "status IN ('failed', 'retrying')",
+      "coalesce(finished_at, updated_at) >= $1",
+    ];
+    if (q.workflow !== undefined) {
+      args.push(q.workflow);
+      where.push(`workflow = $${args.length}`);
+    }
+    if (q.signature !== undefined) {
+      args.push(q.signature);
+      where.push(`failure_signature = $${args.length}`);
+    }
+    const from = `FROM ${this.t.runs} WHERE ${where.join(" AND ")}`;
+    try {
+      const total = (await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, args)).rows[0]!
+        .n;
+      const groups = (
+        await this.pool.query<FailureGroupRow>(
+          `SELECT failure_signature AS signature, workflow, count(*)::int AS count,
+            (count(*) FILTER (WHERE status = 'retrying'))::int AS retrying,
+            min(coalesce(finished_at, updated_at)) AS "firstAt", max(coalesce(finished_at, updated_at)) AS "lastAt"
+          ${from} GROUP BY failure_signature, workflow ORDER BY count(*) DESC, max(coalesce(finished_at, updated_at)) DESC
+          LIMIT $${args.length + 1}`,
+          [...args, q.limit],
+        )
+      ).rows;
+      return { total, groups };
+    } catch (err) {
+      throw this.describe(err);
+    }
   }
 
   async liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>> {

@@ -1,5 +1,8 @@
 import type Database from "better-sqlite3";
 import { StorageError } from "../../errors.js";
+import { storedSignature } from "../../failure-signature.js";
+import type { EntryRow } from "../store.js";
+import { ENTRY_COLUMNS } from "./statements.js";
 
 // Ordered schema migrations; `PRAGMA user_version` records how many have been applied.
 // Append only: never edit a migration that has shipped.
@@ -98,7 +101,38 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (name, version)
   );
   `,
+  // 2: each failed or retrying run's failure signature, stored when it fails (backfilled below).
+  `
+  ALTER TABLE runs ADD COLUMN failure_signature TEXT;
+  CREATE INDEX runs_failure ON runs (failure_signature, workflow) WHERE failure_signature IS NOT NULL;
+  `,
 ];
+
+/** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */
+const BACKFILLS: Record<number, (db: Database.Database) => void> = {
+  1: (db) => {
+    const runs = db.prepare(
+      "SELECT id, workflow, status, error, waiting FROM runs WHERE status IN ('failed', 'retrying') AND id > ? ORDER BY id LIMIT 500",
+    );
+    const entries = db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? ORDER BY seq`);
+    const set = db.prepare("UPDATE runs SET failure_signature = ? WHERE id = ?");
+    for (let after = 0; ; ) {
+      const page = runs.all(after) as Array<{
+        id: number;
+        workflow: string;
+        status: string;
+        error: string | null;
+        waiting: string | null;
+      }>;
+      for (const run of page) {
+        const signature = storedSignature(run, () => entries.all(run.id) as EntryRow[]);
+        if (signature) set.run(signature, run.id);
+      }
+      if (page.length < 500) break;
+      after = page.at(-1)!.id;
+    }
+  },
+};
 
 /** The schema version this build writes; a database above it was written by a newer Waymark. */
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -137,7 +171,10 @@ export function migrate(db: Database.Database, path: string, readonly: boolean):
   db.transaction(() => {
     // Read again under the write lock: another process may have migrated meanwhile.
     const current = db.pragma("user_version", { simple: true }) as number;
-    for (let v = current; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v]!);
+    for (let v = current; v < SCHEMA_VERSION; v++) {
+      db.exec(MIGRATIONS[v]!);
+      BACKFILLS[v]?.(db);
+    }
     if (current < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
   }).immediate();
 }

@@ -8,6 +8,8 @@ import type {
   BatchResult,
   CreateResult,
   EntryRow,
+  FailureGroupQuery,
+  FailureGroupRow,
   LoadedRun,
   MessageResult,
   MessageRow,
@@ -55,6 +57,7 @@ const GUARDED = [
   "loadRuns",
   "listRuns",
   "countRuns",
+  "failureGroups",
   "liveVersions",
   "listEntries",
   "getEntry",
@@ -306,6 +309,14 @@ export class SqliteStore implements Store {
       where.push("created_at < ?");
       args.push(q.createdBefore);
     }
+    if (q.version !== undefined) {
+      where.push("version = ?");
+      args.push(q.version);
+    }
+    if (q.failureSignature !== undefined) {
+      where.push("failure_signature = ? AND status IN ('failed', 'retrying')");
+      args.push(q.failureSignature);
+    }
     if (q.before) {
       where.push("(created_at < ? OR (created_at = ? AND id < ?))");
       args.push(q.before.createdAt, q.before.createdAt, q.before.id);
@@ -318,6 +329,36 @@ export class SqliteStore implements Store {
 
   async countRuns(): Promise<RunCount[]> {
     return this.stmts.countRuns.all() as RunCount[];
+  }
+
+  async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {
+    const where = [
+      "failure_signature IS NOT NULL",
+      "status IN ('failed', 'retrying')",
+      "coalesce(finished_at, updated_at) >= ?",
+    ];
+    const args: unknown[] = [q.since];
+    if (q.workflow !== undefined) {
+      where.push("workflow = ?");
+      args.push(q.workflow);
+    }
+    if (q.signature !== undefined) {
+      where.push("failure_signature = ?");
+      args.push(q.signature);
+    }
+    const from = `FROM runs WHERE ${where.join(" AND ")}`;
+    const total = this.db
+      .prepare(`SELECT count(*) ${from}`)
+      .pluck()
+      .get(...args) as number;
+    const groups = this.db
+      .prepare(
+        `SELECT failure_signature AS signature, workflow, count(*) AS count, sum(status = 'retrying') AS retrying,
+          min(coalesce(finished_at, updated_at)) AS firstAt, max(coalesce(finished_at, updated_at)) AS lastAt
+        ${from} GROUP BY failure_signature, workflow ORDER BY count DESC, lastAt DESC LIMIT ?`,
+      )
+      .all(...args, q.limit) as FailureGroupRow[];
+    return { total, groups };
   }
 
   async liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>> {

@@ -5,7 +5,7 @@ import type { EntryRow } from "../store.js";
 
 export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
   waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
-  created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt`;
+  created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt, failure_signature AS failureSignature`;
 export const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
   ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
 /** The entry columns in EntryRow's field order, for array rows. */
@@ -50,6 +50,7 @@ export const PATCH_COLUMNS: Record<string, string> = {
   version: "version",
   updatedAt: "updated_at",
   finishedAt: "finished_at",
+  failureSignature: "failure_signature",
 };
 
 /** Binds `?1, ?2...` parameters (better-sqlite3 takes them as an object keyed by number). */
