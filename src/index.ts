@@ -7,6 +7,8 @@ export type { EngineEvent } from "./engine/events.js";
 export { RunHandle } from "./engine/handle.js";
 export type { Attempt, EntryKind, EntryStatus, ErrorInfo } from "./engine/history.js";
 export type { StateDiff } from "./engine/json.js";
+export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay.js";
+export type { RunRef } from "./engine/run-ref.js";
 export type {
   EntryDetail,
   ListRunsOptions,

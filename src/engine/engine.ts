@@ -34,6 +34,7 @@ import { toJson } from "./json.js";
 import { expireDeadOwners, makeOwnerId } from "./owners.js";
 import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
 import { Requests } from "./requests.js";
+import { type RunRef, runIdOf } from "./run-ref.js";
 import { RunsApi } from "./runs-api.js";
 import { WriteQueue } from "./write-queue.js";
 
@@ -267,8 +268,9 @@ export class Engine extends RunsApi implements EngineCore {
    * Cancels a run at once: a running step's AbortSignal fires, waits and timers are dropped, history is
    * kept. A run executing in another process is asked to stop ("requested"); a finished run is left as is.
    */
-  async cancel(runId: number, options: { by?: string } = {}): Promise<RunStatus | "requested"> {
+  async cancel(run: RunRef, options: { by?: string } = {}): Promise<RunStatus | "requested"> {
     this.assertOpen();
+    const runId = runIdOf(run, "engine.cancel");
     const exec = this.active.get(runId);
     const now = this.clock.now();
     const by = options.by ?? "the API (engine.cancel)";
@@ -314,11 +316,11 @@ export class Engine extends RunsApi implements EngineCore {
    * process (attached), a real replay is stored as a request for the process that runs it; this waits up
    * to `waitMs` for that process to carry it out.
    */
-  replay(
-    runId: number,
+  async replay(
+    run: RunRef,
     options: ReplayOptions & { waitMs?: number } = {},
   ): Promise<ReplayPlan | ReplayRequest> {
-    return replayOrRequest(this, runId, options);
+    return replayOrRequest(this, runIdOf(run, "engine.replay"), options);
   }
 
   // ---- scheduler ----------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 import type { z } from "zod";
 import type { RunStatus } from "../storage/store.js";
 import type { ActionsOf, AnyWorkflow, OutputOf, QueuesOf, StateOf } from "../workflow.js";
+import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
 import type { RunsApi, SendOptions, SendResult } from "./runs-api.js";
 import type { HistoryEntry, RunInfo } from "./views.js";
 
@@ -62,5 +63,10 @@ export class RunHandle<W = AnyWorkflow> {
   /** Cancels the run (see Engine.cancel). */
   cancel(): Promise<RunStatus | "requested"> {
     return this.api.cancel(this.id);
+  }
+
+  /** Replays the run after a fix (see Engine.replay): from `fromStep`, or the failed step; `dryRun` to preview. */
+  replay(options?: ReplayOptions & { waitMs?: number }): Promise<ReplayPlan | ReplayRequest> {
+    return this.api.replay(this.id, options);
   }
 }

@@ -27,6 +27,8 @@ import { RunHandle } from "./handle.js";
 import { type ErrorInfo, entryPath } from "./history.js";
 import { fromJson, toJson } from "./json.js";
 import { checkOptions, describe, listRuns, listWorkflows } from "./listing.js";
+import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
+import { type RunRef, runIdOf } from "./run-ref.js";
 import { stateAround } from "./state-history.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
 import type { WriteQueue } from "./write-queue.js";
@@ -114,7 +116,11 @@ export abstract class RunsApi {
   abstract assertOpen(): void;
   abstract poke(): void;
   abstract requireRun(workflow: string, key: string): Promise<RunRow>;
-  abstract cancel(runId: number): Promise<RunStatus | "requested">;
+  abstract cancel(run: RunRef): Promise<RunStatus | "requested">;
+  abstract replay(
+    run: RunRef,
+    options?: ReplayOptions & { waitMs?: number },
+  ): Promise<ReplayPlan | ReplayRequest>;
 
   constructor(
     readonly store: Store,
@@ -232,8 +238,9 @@ export abstract class RunsApi {
   }
 
   /** Validates a message with the queue's schema, stores it durably, and wakes the run if it waits. */
-  async send(runId: number, queue: string, body: unknown, options: SendOptions = {}): Promise<SendResult> {
+  async send(ref: RunRef, queue: string, body: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.assertOpen();
+    const runId = runIdOf(ref, "engine.send");
     const run = await this.runRow(runId);
     const label = `${run.workflow}/${run.key}`;
     if (TERMINAL_STATUSES.includes(run.status)) {
@@ -288,8 +295,9 @@ export abstract class RunsApi {
   }
 
   /** Calls one of the workflow's actions with the run's committed state. */
-  async action(runId: number, name: string, args: unknown[]): Promise<unknown> {
+  async action(ref: RunRef, name: string, args: unknown[] = []): Promise<unknown> {
     this.assertOpen();
+    const runId = runIdOf(ref, "engine.action");
     const run = await this.runRow(runId);
     const def = this.definitionOf(run);
     if (!def) {
@@ -320,13 +328,15 @@ export abstract class RunsApi {
     );
   }
 
-  async info(runId: number): Promise<RunInfo> {
-    return toRunInfo(await this.runRow(runId));
+  async info(ref: RunRef): Promise<RunInfo> {
+    this.assertOpen();
+    return toRunInfo(await this.runRow(runIdOf(ref, "engine.info")));
   }
 
   /** A page of a run's history entries in the order they were first recorded. */
-  async history(runId: number, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
+  async history(ref: RunRef, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
     this.assertOpen();
+    const runId = runIdOf(ref, "engine.history");
     checkOptions(options, { after: "number", limit: "number" });
     if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 1)) {
       throw new InvalidInputError(
@@ -342,8 +352,9 @@ export abstract class RunsApi {
    * One entry whole, by id (seq) or path, with the run's state before and after it.
    * State is rebuilt by reverting later entries' recorded changes from the current state.
    */
-  async entry(runId: number, ref: number | string): Promise<EntryDetail> {
+  async entry(which: RunRef, ref: number | string): Promise<EntryDetail> {
     this.assertOpen();
+    const runId = runIdOf(which, "engine.entry");
     if (!(typeof ref === "string" || Number.isInteger(ref))) {
       throw new InvalidInputError(
         `Invalid entry reference ${describe(ref)}: pass an entry id (a whole number) or its path, e.g. "notify[mail]/send".`,
@@ -373,9 +384,11 @@ export abstract class RunsApi {
   }
 
   /** Waits for the run to finish; resolves its output, or rejects with why it did not complete. */
-  result(runId: number, options: { timeout?: number } = {}): Promise<unknown> {
+  result(ref: RunRef, options: { timeout?: number } = {}): Promise<unknown> {
+    let runId: number;
     try {
       this.assertOpen();
+      runId = runIdOf(ref, "engine.result");
     } catch (err) {
       return Promise.reject(err);
     }

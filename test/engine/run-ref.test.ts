@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { FatalError, setup, workflow } from "../../src/index.js";
+import { closeLater, tempDb, until } from "../helpers.js";
+
+let failNext = true;
+const charge = workflow({
+  state: { charged: 0 },
+  run: async (ctx) => {
+    await ctx.step("charge", (s) => {
+      if (failNext) throw new FatalError("card declined");
+      s.state.charged += 1;
+    });
+    return "paid";
+  },
+});
+
+describe("run-taking methods accept a RunHandle or an id", () => {
+  it("replay, cancel, info, history, entry and result take the handle; the handle replays itself", async () => {
+    failNext = true;
+    const engine = closeLater(await setup({ use: { charge } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("charge", "c-1");
+    await until(async () => (await engine.info(run)).status === "failed", "the run to fail");
+    expect((await engine.history(run)).map((e) => e.name)).toEqual(["charge"]);
+    expect((await engine.entry(run, "charge")).status).toBe("failed");
+
+    const preview = await engine.replay(run, { dryRun: true });
+    expect(preview).toMatchObject({ dryRun: true, applied: false, from: { path: "charge" } });
+
+    failNext = false;
+    await run.replay();
+    expect(await engine.result(run, { timeout: 5000 })).toBe("paid");
+    expect(await run.state()).toEqual({ charged: 1 });
+
+    const other = await engine.getOrCreate("charge", "c-2");
+    await until(async () => (await other.status()) === "completed", "the second run");
+    expect(await engine.cancel(other)).toBe("completed");
+  });
+
+  it("anything else is refused with what was passed and what is expected", async () => {
+    failNext = true;
+    const engine = closeLater(await setup({ use: { charge } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("charge", "c-3");
+    await until(async () => (await run.status()) === "failed", "the run to fail");
+    const info = await run.info();
+    const expected = /takes a run: its RunHandle \(from engine.getOrCreate or engine.get\) or its id/;
+
+    const plain = engine.replay({ workflow: "charge", key: "c-3" } as never);
+    await expect(plain).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(plain).rejects.toThrow(expected);
+    await expect(plain).rejects.toThrow(/engine.replay .* got an object with keys workflow, key\./);
+
+    await expect(engine.cancel("charge/c-3" as never)).rejects.toThrow(
+      /engine.cancel takes a run: .* got the string "charge\/c-3". To find a run by workflow and key, use engine.get\(workflow, key\)/,
+    );
+    await expect(engine.info(info as never)).rejects.toThrow(
+      new RegExp(
+        `engine.info takes a run: .* This one has an id \\(${info.id}\\): pass it as engine.info\\(value.id`,
+      ),
+    );
+    await expect(engine.result(1.5 as never)).rejects.toThrow(
+      /engine.result takes a run: .* got the number 1.5\./,
+    );
+    await expect(engine.send(undefined as never, "q", {})).rejects.toThrow(
+      /engine.send takes a run: .* got undefined\./,
+    );
+    // The refusals changed nothing: the run is still failed, with its one entry.
+    expect((await run.info()).status).toBe("failed");
+    expect(await run.history()).toHaveLength(1);
+  });
+});
