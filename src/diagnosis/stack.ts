@@ -35,6 +35,21 @@ function isUserFile(file: string): boolean {
   return !file.startsWith(OWN_DIR);
 }
 
+/**
+ * The function name worth showing, or null. V8 names anonymous functions after where they appear:
+ * an arrow passed to `ctx.step("x", fn, { retries: 0 })` reads `ctx.step.retries`, which looks like an
+ * API name and is not the user's; a method of an object literal reads `Object.run`.
+ */
+function shownName(raw: string | undefined): string | null {
+  if (!raw) return null;
+  const name = raw.replace(/^async /, "").replace(/^Object\./, "");
+  if (name === "<anonymous>" || name.includes("<anonymous>")) return null;
+  // A dotted name starting in lower case is inferred from a call's arguments (`ctx.step.retries`);
+  // `Class.method` (upper case) and plain names are real names.
+  if (/^[a-z_$][\w$]*\./.test(name)) return null;
+  return name;
+}
+
 /** Parses the frames of a V8 stack trace (lines starting with "at"). */
 export function parseStack(stack: string | undefined): Frame[] {
   if (!stack) return [];
@@ -42,8 +57,7 @@ export function parseStack(stack: string | undefined): Frame[] {
   for (const line of stack.split("\n")) {
     const m = FRAME.exec(line);
     if (!m) continue;
-    const fn = m[1]?.replace(/^async /, "") ?? null;
-    frames.push({ fn, file: toPath(m[2]!), line: Number(m[3]), column: Number(m[4]) });
+    frames.push({ fn: shownName(m[1]), file: toPath(m[2]!), line: Number(m[3]), column: Number(m[4]) });
   }
   return frames;
 }
@@ -58,5 +72,5 @@ export function topUserFrame(stack: string | undefined, cwd = process.cwd()): Fr
 
 /** "fixtures/failures/tax-outage.ts:31 (quoteTax)". */
 export function frameText(f: Frame): string {
-  return `${f.file}:${f.line}${f.fn && f.fn !== "<anonymous>" ? ` (${f.fn})` : ""}`;
+  return `${f.file}:${f.line}${f.fn ? ` (${f.fn})` : ""}`;
 }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { driveRun, waitForRun } from "../../fixtures/wait.js";
 import { diagnose } from "../../src/diagnosis/index.js";
-import { attach, type Engine, FakeClock, setup, workflow } from "../../src/index.js";
+import { attach, type Engine, FakeClock, FatalError, setup, workflow } from "../../src/index.js";
 import type { WorkflowEntry } from "../../src/workflow.js";
 import { closeLater, tempDb } from "../helpers.js";
 
@@ -204,5 +204,28 @@ describe("code drift", () => {
     expect(d.nextActions[0]).toMatchObject({ tool: "replay_run", args: { fromStep: "audit", dryRun: true } });
     await engine.replay(run.id, { fromStep: "audit" });
     expect((await driveRun(engine, clock, handle, ["completed"])).info.status).toBe("completed");
+  });
+});
+
+describe("the user's frame", () => {
+  it("is named by file and line, not by V8's inferred name for the step's function (ctx.step.retries)", async () => {
+    const card = workflow({
+      run: async (ctx) => {
+        await ctx.step(
+          "charge",
+          async () => {
+            throw new FatalError("card declined");
+          },
+          { retries: 0 },
+        );
+      },
+    });
+    const { engine, clock } = await start({ card });
+    const run = await engine.getOrCreate("card", "k-1");
+    await driveRun(engine, clock, run, ["failed"]);
+    const d = await diagnose(engine, run.id);
+    const frame = d.evidence.find((e) => e.kind === "frame");
+    expect(frame?.fact).toMatch(/^thrown at test\/diagnosis\/rules\.test\.ts:\d+$/);
+    expect(JSON.stringify(d)).not.toContain("ctx.step.retries");
   });
 });

@@ -7,7 +7,7 @@ import { plural, span } from "../../src/diagnosis/format.js";
 import { normaliseMessage, signatureOf } from "../../src/diagnosis/index.js";
 import { editDistance, keyResemblance, resemblance } from "../../src/diagnosis/near-misses.js";
 import { repairBody } from "../../src/diagnosis/repair.js";
-import { parseStack, topUserFrame } from "../../src/diagnosis/stack.js";
+import { frameText, parseStack, topUserFrame } from "../../src/diagnosis/stack.js";
 
 describe("normaliseMessage", () => {
   it("replaces numbers, ids, times and quoted values, and keeps the words", () => {
@@ -105,6 +105,19 @@ describe("stack frames", () => {
       file: "/elsewhere/job.js",
       fn: null,
     });
+  });
+
+  it("names the user's frame by file and line, without V8's inferred names that read like API names", () => {
+    const cwd = "/app";
+    const at = (fn: string) => `Error: x\n    at ${fn} (file:///app/src/flows.ts:12:5)`;
+    // An arrow passed to ctx.step("x", fn, { retries }) is named after the options object.
+    expect(frameText(topUserFrame(at("ctx.step.retries"), cwd)!)).toBe("src/flows.ts:12");
+    expect(frameText(topUserFrame(at("async c.step.timeout"), cwd)!)).toBe("src/flows.ts:12");
+    expect(frameText(topUserFrame(at("Object.<anonymous>"), cwd)!)).toBe("src/flows.ts:12");
+    // Real names stay: a function, a class's method, a method of an object literal.
+    expect(frameText(topUserFrame(at("async quoteTax"), cwd)!)).toBe("src/flows.ts:12 (quoteTax)");
+    expect(frameText(topUserFrame(at("TaxClient.quote"), cwd)!)).toBe("src/flows.ts:12 (TaxClient.quote)");
+    expect(frameText(topUserFrame(at("Object.run"), cwd)!)).toBe("src/flows.ts:12 (run)");
   });
 });
 
