@@ -113,11 +113,12 @@ function walkEntries(exec: RunExecution, paths: string[], visit: (row: EntryRow)
 }
 
 /**
- * Records every entry still in progress in the cancelled scopes as cancelled (queued writes, committed
- * with the container's record); returns them. A step whose function is already running cannot be
- * stopped, only signalled: should it still complete, its real outcome replaces this record.
+ * Records every entry still in progress in the cancelled scopes as cancelled, a running attempt with it
+ * (queued writes, committed with the container's record, or before a cancelled run's own record);
+ * returns them. A step whose function is already running cannot be stopped, only signalled: should it
+ * still return, nothing of it is recorded (see runStep), so this record stands.
  */
-function cancelEntries(exec: RunExecution, scopes: Scope[]): EntryRow[] {
+export function cancelEntries(exec: RunExecution, scopes: Scope[]): EntryRow[] {
   if (exec.dead || exec.verifying || scopes.length === 0) return [];
   const now = exec.core.clock.now();
   const out: EntryRow[] = [];

@@ -25,6 +25,7 @@ import {
   TERMINAL_STATUSES,
 } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
+import { cancelEntries } from "./branches.js";
 import { type Clock, systemClock } from "./clock.js";
 import type { EngineCore } from "./core.js";
 import { checkVersions, type Definitions, publishDefinitions } from "./definitions.js";
@@ -275,6 +276,8 @@ export class Engine extends RunsApi implements EngineCore {
     const now = this.clock.now();
     const by = options.by ?? "the API (engine.cancel)";
     if (exec) {
+      // Its entries in progress end as cancelled, a running step's attempt too, before anything else.
+      cancelEntries(exec, [exec.root]);
       exec.stop(new RunCancelledError(exec.label));
       this.active.delete(runId);
       await this.writes.flush();
@@ -470,18 +473,32 @@ export class Engine extends RunsApi implements EngineCore {
     }
   }
 
-  private async renew(): Promise<void> {
+  /** One pass of the lease heartbeat (start() repeats it; tests call it as they call tick()). */
+  async renew(): Promise<void> {
     if (this.closed) return;
     try {
       const at = this.clock.now();
       // Only the runs this process really holds: one it claimed but lost track of expires and is claimed again.
       const held = [...this.active.keys(), ...this.loading.keys(), ...this.faulted.keys()];
-      await this.store.renewLeases(this.owner, at + this.leaseMs, held);
+      const renewed = new Set(await this.store.renewLeases(this.owner, at + this.leaseMs, held));
+      // A lease not renewed is another process's now (it took the run over): stop executing the run
+      // here before trusting the leases left, so nothing of it is written from this process again.
+      for (const id of held) if (!renewed.has(id)) this.leaseGone(id);
       this.leaseSafeUntil = at + Math.floor((this.leaseMs * 2) / 3);
       if ((await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
     } catch (err) {
       this.reportStorageError(err);
     }
+  }
+
+  /** Stops executing a run whose lease this process no longer holds. */
+  private leaseGone(runId: number): void {
+    this.faulted.delete(runId);
+    const exec = this.active.get(runId);
+    // One that is ending or suspending released its lease itself; it leaves `active` on its own.
+    if (!exec || exec.dead) return;
+    exec.stop();
+    this.active.delete(runId);
   }
 
   // ---- shutdown -------------------------------------------------------------------------------

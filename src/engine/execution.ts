@@ -138,6 +138,16 @@ export class RunExecution {
     if (scope.cancelled) throw new ScopeCancelled(scope.path);
   }
 
+  /**
+   * Throws if this execution stopped (cancelled, suspended, evicted, its lease lost, the engine closed) or
+   * `scope` was cancelled (a lost race, a failed join). Called when user code resumes after an await it
+   * does not control (a step's function returning): what it did then must not be recorded.
+   */
+  assertLive(scope: Scope): void {
+    if (this.dead) throw new Abandoned();
+    if (scope.cancelled) throw new ScopeCancelled(scope.path);
+  }
+
   /** Claims the next position in `scope` for a call; returns the recorded entry there, if any. */
   slot(scope: Scope, name: string, kind: EntryKind): { ordinal: number; recorded: EntryRow | undefined } {
     this.check(scope);
@@ -202,6 +212,12 @@ export class RunExecution {
   /** Queues an entry write (not awaited). */
   write(row: EntryRow): void {
     if (!this.dead && !this.verifying) this.core.writes.entry(row, this.core.owner);
+  }
+
+  /** Queues the run's state as last committed by a step (not awaited: it goes with the step's record). */
+  writeState(): void {
+    if (!this.dead && !this.verifying)
+      this.core.writes.patch({ id: this.id, state: this.stateJson }, this.core.owner);
   }
 
   /** Queues a start marker: written only if the entry is still unfinished a turn later. */

@@ -164,6 +164,9 @@ export async function runStep<T>(
     const work: Work = { base: exec.stateJson, value: undefined };
     try {
       value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path, work);
+      // The function may return after its run or branch stopped (it ignored step.signal): then nothing
+      // it did is recorded. Every write of a completed step comes after this line.
+      exec.assertLive(scope);
       const output = value === undefined ? null : toJson(value, `The result of step "${path}"`);
       let diff: StateDiff | null = null;
       if (work.value !== undefined) {
@@ -184,7 +187,7 @@ export async function runStep<T>(
       if (diff) {
         row.stateSeq = ++exec.stateSeq;
         row.stateDiff = JSON.stringify(diff);
-        exec.core.writes.patch({ id: exec.id, state: exec.stateJson }, exec.core.owner);
+        exec.writeState();
       }
     } catch (err) {
       exec.active--;
@@ -259,6 +262,8 @@ class AttemptContext implements StepContext {
     return this.controller.signal;
   }
   broadcast(event: string, data?: unknown): void {
+    // A step still running after its run or branch stopped tells nobody anything.
+    if (this.exec.dead || this.scope.cancelled) return;
     this.exec.core.emitBroadcast(this.exec, event, data);
   }
   /** Fires the signal (timeout). */

@@ -300,10 +300,12 @@ export interface Store {
     workflows: string[] | null,
   ): Promise<RunRow[]>;
   /**
-   * Extends the lease (and wake_at) of the given runs this owner holds. A run the owner holds but no
-   * longer lists (a claim whose answer was lost) is left to expire, so it gets claimed again.
+   * Extends the lease (and wake_at) of the given runs this owner holds; returns the ids renewed. A listed
+   * run left out is no longer this owner's (another process took it over, or it ended): the caller must
+   * stop executing it. A run the owner holds but no longer lists (a claim whose answer was lost) is left
+   * to expire, so it gets claimed again.
    */
-  renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<void>;
+  renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<number[]>;
   /** Owners currently holding runs, with their latest lease expiry. */
   owners(): Promise<Array<{ owner: string; leaseUntil: number }>>;
   /** Expires an owner's leases now (it is known dead), so its runs are claimable. */

@@ -117,12 +117,14 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
     const b1 = await createRun(store, "b1", { owner: "b", leaseUntil: T0 + 300 });
     await createRun(store, "free");
 
-    // Only the listed runs are renewed, and only if this owner holds them.
-    await store.renewLeases("a", T0 + 5000, [a1.id, a2.id, b1.id]);
+    // Only the listed runs are renewed, and only if this owner holds them; it says which it renewed.
+    expect((await store.renewLeases("a", T0 + 5000, [a1.id, a2.id, b1.id])).sort((x, y) => x - y)).toEqual(
+      [a1.id, a2.id].sort((x, y) => x - y),
+    );
     expect(await store.getRun(a1.id)).toMatchObject({ leaseUntil: T0 + 5000, wakeAt: T0 + 5000, owner: "a" });
     expect(await store.getRun(a2.id)).toMatchObject({ leaseUntil: T0 + 5000, wakeAt: T0 + 5000 });
     expect(await store.getRun(b1.id)).toMatchObject({ leaseUntil: T0 + 300, wakeAt: T0 + 300 });
-    await store.renewLeases("a", T0 + 6000, [a1.id]);
+    expect(await store.renewLeases("a", T0 + 6000, [a1.id])).toEqual([a1.id]);
     expect(await store.getRun(a2.id)).toMatchObject({ leaseUntil: T0 + 5000 });
     const owners = await store.owners();
     expect(owners.sort((x, y) => x.owner.localeCompare(y.owner))).toEqual([

@@ -197,8 +197,10 @@ export class PostgresStore implements Store {
     return (await this.q<RunRow>("wm_claim_due", this.sql.claimDue, values, false)).rows;
   }
 
-  async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<void> {
-    await this.q("wm_renew", this.sql.renew, [leaseUntil, owner, runIds]);
+  async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<number[]> {
+    return (await this.q<{ id: number }>("wm_renew", this.sql.renew, [leaseUntil, owner, runIds])).rows.map(
+      (r) => r.id,
+    );
   }
 
   async expireOwner(owner: string, now: number): Promise<number> {

@@ -45,7 +45,8 @@ export function statements(t: Tables) {
         wait_queues = NULL
       FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}`,
     renew: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
-      WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 AND id = ANY($3::bigint[]) ORDER BY id FOR UPDATE)`,
+      WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 AND id = ANY($3::bigint[]) ORDER BY id FOR UPDATE)
+      RETURNING id`,
     owners: `SELECT owner, max(lease_until) AS "leaseUntil" FROM ${t.runs} WHERE owner IS NOT NULL GROUP BY owner`,
     expireOwner: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
       WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 ORDER BY id FOR UPDATE)`,

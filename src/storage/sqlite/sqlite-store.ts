@@ -433,8 +433,8 @@ export class SqliteStore implements Store {
     return claimed;
   }
 
-  async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<void> {
-    this.stmts.renew.run(numbered(leaseUntil, owner, JSON.stringify(runIds)));
+  async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<number[]> {
+    return this.stmts.renew.all(numbered(leaseUntil, owner, JSON.stringify(runIds))) as number[];
   }
 
   async owners(): Promise<Array<{ owner: string; leaseUntil: number }>> {

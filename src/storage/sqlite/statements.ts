@@ -182,7 +182,7 @@ export function prepareStatements(db: Database.Database): Statements {
         wait_queues = NULL
       WHERE id = @id RETURNING ${RUN_COLUMNS}`),
     renew: p(`UPDATE runs SET lease_until = ?1, wake_at = ?1
-      WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3))`),
+      WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3)) RETURNING id`).pluck(),
     owners: p(
       "SELECT owner, max(lease_until) AS leaseUntil FROM runs WHERE owner IS NOT NULL GROUP BY owner",
     ),
