@@ -1,20 +1,17 @@
 // The inspector's side of the bearer token: a browser cannot send an Authorization header, so opening
-// the page once with `?token=<token>` sets an HttpOnly, SameSite=Strict cookie and redirects to a clean URL.
+// the page once with `?token=<token>` starts a session (an HttpOnly, SameSite=Strict cookie) and
+// redirects to the same URL without the token, so the address bar and the history never keep it.
 //
-// IMPORTANT: the cookie holds an HMAC of the token, never the token itself (which also opens /mcp), and
-// is named after the port, so two servers on one machine keep their own. A request is let in by a
-// matching `Authorization: Bearer <token>` header or by the cookie.
+// IMPORTANT: the cookie holds a random session id of this server (sessions.ts), never the token (which
+// also opens /mcp) nor anything derived from it. A request is let in by a matching
+// `Authorization: Bearer <token>` header or by a live session's cookie.
 
-import { createHmac } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { sameToken } from "../mcp/http.js";
+import type { Sessions } from "./sessions.js";
 
-function cookieName(req: IncomingMessage): string {
-  return `waymark_inspector_${req.socket.localPort ?? 0}`;
-}
-
-function cookieValue(token: string): string {
-  return createHmac("sha256", token).update("waymark inspector session").digest("base64url");
+function cookieName(req: IncomingMessage, sessions: Sessions): string {
+  return sessions.cookieName(req.socket.localPort ?? 0);
 }
 
 function cookies(req: IncomingMessage): Map<string, string> {
@@ -26,24 +23,25 @@ function cookies(req: IncomingMessage): Map<string, string> {
   return map;
 }
 
-/** True when the request carries the token (header) or the session cookie. */
-export function authorized(req: IncomingMessage, token: string | undefined): boolean {
+/** True when the request carries the token (header) or the cookie of a live session. */
+export function authorized(req: IncomingMessage, token: string | undefined, sessions: Sessions): boolean {
   if (!token) return true;
   const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
   if (bearer && sameToken(bearer[1]!.trim(), token)) return true;
-  const cookie = cookies(req).get(cookieName(req));
-  return cookie !== undefined && sameToken(cookie, cookieValue(token));
+  const cookie = cookies(req).get(cookieName(req, sessions));
+  return cookie !== undefined && sessions.valid(cookie);
 }
 
 /**
- * Handles `?token=` on a page request: a right token sets the cookie and redirects to the same URL
- * without it; a wrong one answers 401. Returns false when the URL has no token parameter.
+ * Handles `?token=` on a page request: a right token starts a session, sets its cookie and redirects
+ * to the same URL without the token; a wrong one answers 401. Returns false when the URL has no token.
  */
 export function login(
   req: IncomingMessage,
   res: ServerResponse,
   url: URL,
   token: string | undefined,
+  sessions: Sessions,
 ): boolean {
   const given = url.searchParams.get("token");
   if (given === null) return false;
@@ -60,7 +58,7 @@ export function login(
   }
   res.writeHead(303, {
     location: clean,
-    "set-cookie": `${cookieName(req)}=${cookieValue(token)}; Path=/; HttpOnly; SameSite=Strict`,
+    "set-cookie": `${cookieName(req, sessions)}=${sessions.create()}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(sessions.ttlMs / 1000)}`,
     "referrer-policy": "no-referrer",
     "cache-control": "no-store",
   });
@@ -74,8 +72,9 @@ export function denyPage(res: ServerResponse, why: string): void {
 <meta name="viewport" content="width=device-width"></head><body style="font-family:system-ui,sans-serif;max-width:40em;margin:3em auto;padding:0 1em">
 <h1>Token required</h1><p>${why}</p>
 <p>This server was started with a bearer token (<code>--token-env NAME</code>). Open the inspector once as
-<code>http://&lt;host&gt;:&lt;port&gt;/?token=&lt;the token&gt;</code>: the page then remembers it in a cookie
-for this browser session and removes it from the address bar.</p></body></html>`;
+<code>http://&lt;host&gt;:&lt;port&gt;/?token=&lt;the token&gt;</code>: the server then starts a session for this
+browser (a cookie that ends when the server stops or the session expires) and removes the token from
+the address bar; open the link again after either.</p></body></html>`;
   res.writeHead(401, {
     "content-type": "text/html; charset=utf-8",
     "www-authenticate": 'Bearer realm="waymark"',

@@ -4,7 +4,7 @@
 //   /                    the page (static files from ./static, no framework)
 //   /assets/<file>       its scripts and styles
 //   /api/...             JSON (see api.ts); /api/events streams changes (see sse.ts)
-//   /?token=<token>      when a token is set: remembers it in a cookie for this browser session
+//   /?token=<token>      when a token is set: starts a session (a cookie) and redirects without the token
 
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { diagnose } from "../diagnosis/index.js";
@@ -14,6 +14,7 @@ import { type Diagnose, InspectorApi } from "./api.js";
 import { Assets } from "./assets.js";
 import { authorized, denyPage, login } from "./auth.js";
 import { ApiError, sendError, sendJson, toApiError } from "./respond.js";
+import { Sessions } from "./sessions.js";
 import { streamEvents } from "./sse.js";
 
 export type { Diagnose } from "./api.js";
@@ -25,11 +26,14 @@ export interface InspectorOptions {
   diagnose?: Diagnose;
   /** Largest JSON body of an action in bytes (default: the HTTP server's limit, at most 256 KiB). */
   maxBodyBytes?: number;
+  /** How long a login (`/?token=`) lasts, in ms of the engine's clock (default 12 hours). */
+  sessionTtlMs?: number;
 }
 
 /** The inspector as a mount for serveHttp: `serveHttp(factory, { mount: createInspector(engine) })`. */
 export function createInspector(engine: Engine, options: InspectorOptions = {}): HttpMount {
   const assets = new Assets();
+  const sessions = new Sessions({ now: () => engine.clock.now(), ttlMs: options.sessionTtlMs });
   let api: InspectorApi | null = null; // made on the first request, when the server's body limit is known
   const apiFor = (maxBodyBytes: number) =>
     (api ??= new InspectorApi(engine, {
@@ -38,7 +42,7 @@ export function createInspector(engine: Engine, options: InspectorOptions = {}):
       diagnose: options.diagnose ?? diagnose,
     }));
 
-  return async (req: IncomingMessage, res: ServerResponse, guard) => {
+  const mount: HttpMount = async (req: IncomingMessage, res: ServerResponse, guard) => {
     const url = new URL(req.url ?? "/", "http://localhost");
     const method = req.method ?? "GET";
     const parts = url.pathname.split("/").slice(1);
@@ -52,7 +56,7 @@ export function createInspector(engine: Engine, options: InspectorOptions = {}):
             `Method ${method} is not allowed: the page is read with GET.`,
           );
         }
-        if (url.pathname === "/" && login(req, res, url, guard.token)) return;
+        if (url.pathname === "/" && login(req, res, url, guard.token, sessions)) return;
         const file =
           url.pathname === "/"
             ? "index.html"
@@ -66,7 +70,7 @@ export function createInspector(engine: Engine, options: InspectorOptions = {}):
             `Nothing at ${url.pathname}: the inspector is at / and MCP at /mcp.`,
           );
         }
-        if (!authorized(req, guard.token)) {
+        if (!authorized(req, guard.token, sessions)) {
           if (file === "index.html") denyPage(res, "Open the link with the token once to use the inspector.");
           else throw unauthorized();
           return;
@@ -74,7 +78,7 @@ export function createInspector(engine: Engine, options: InspectorOptions = {}):
         assets.send(req, res, file);
         return;
       }
-      if (!authorized(req, guard.token)) throw unauthorized();
+      if (!authorized(req, guard.token, sessions)) throw unauthorized();
       if (parts[1] === "events" && parts.length === 2) {
         if (method !== "GET") throw new ApiError(405, "METHOD_NOT_ALLOWED", "Open /api/events with GET.");
         streamEvents(engine, req, res, url);
@@ -90,6 +94,9 @@ export function createInspector(engine: Engine, options: InspectorOptions = {}):
       sendError(res, apiErr, headers);
     }
   };
+  // The server stopping ends every login: a cookie never outlives the server that issued it.
+  mount.close = () => sessions.revokeAll();
+  return mount;
 }
 
 function unauthorized(): ApiError {

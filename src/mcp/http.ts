@@ -36,12 +36,12 @@ export interface HttpOptions {
   mount?: HttpMount;
 }
 
-/** A handler beside the MCP endpoint; `guard` carries the server's token and body limit. */
-export type HttpMount = (
+/** A handler beside the MCP endpoint; `guard` carries the server's token and body limit; `close` runs when the server stops. */
+export type HttpMount = ((
   req: IncomingMessage,
   res: ServerResponse,
   guard: { token: string | undefined; maxBodyBytes: number },
-) => Promise<void>;
+) => Promise<void>) & { close?: () => void };
 
 export interface HttpHandle {
   /** The endpoint, e.g. http://127.0.0.1:43117/mcp. */
@@ -304,6 +304,7 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
     sessionsReaped: () => reaped,
     async close() {
       clearInterval(reaper);
+      options.mount?.close?.();
       const open = [...sessions.values()];
       sessions.clear();
       await Promise.all(open.map((s) => s.server.close().catch(() => {})));

@@ -50,7 +50,7 @@ test("with a token, nothing is served without it; a ?token= link sets a session 
   const setCookie = String(login.headers["set-cookie"]);
   expect(setCookie).toContain("HttpOnly");
   expect(setCookie).toContain("SameSite=Strict");
-  expect(setCookie).not.toContain(TOKEN); // the cookie holds a derived value, never the token
+  expect(setCookie).not.toContain(TOKEN); // the cookie holds a random session id, never the token
   const cookie = setCookie.split(";")[0]!;
 
   expect((await request(`${server.base}/`, { headers: { cookie } })).status).toBe(200);
