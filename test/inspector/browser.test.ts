@@ -178,7 +178,7 @@ describe("the run inspector in chromium, on the demo", () => {
       await waitForRunStatus("waiting");
       await page.evaluate("window.stayedOnPage = true");
       const form = page.locator('form.message-form[data-queue="decisions"]');
-      await form.locator('input[name="by"]').fill("inspector-test");
+      await form.locator('input[data-field="by"]').fill("inspector-test");
       expect(await form.locator("button", { hasText: "Approve" }).count()).toBe(1);
       await shot("approval-waiting");
 

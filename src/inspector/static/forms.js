@@ -1,5 +1,11 @@
 // Forms built from a queue's JSON Schema (as the workflow's zod schema publishes it), and the diff of a
 // run's state before and after an entry. The server validates every message again with the real schema.
+//
+// IMPORTANT: field names come from the schema, so they can be any string, including names the form
+// element already has (addEventListener, classList, submit, elements, ...). A control's `name` would
+// become a property of its form and hide the real one (DOM clobbering), so controls get no `name`: each
+// field keeps a reference to its own element, and `data-field` carries its path for styling and tests.
+// Values are gathered with own properties only (`__proto__` is a key like any other).
 
 import { h, jsonBlock } from "./lib.js";
 
@@ -7,6 +13,15 @@ let ids = 0;
 const nextId = () => `f${++ids}`;
 
 class FieldError extends Error {}
+
+/** An object of the given [key, value] pairs as own properties, whatever the keys ("__proto__" too). */
+const record = (pairs) => Object.fromEntries(pairs.filter(([, v]) => v !== undefined));
+
+const INPUT_TYPES = new Map([
+  ["email", "email"],
+  ["uri", "url"],
+  ["date", "date"],
+]);
 
 /** `anyOf: [X, {type: "null"}]` → X, nullable. */
 function unwrap(schema) {
@@ -22,43 +37,43 @@ function labelText(name, schema, required) {
   return `${schema.title ?? name}${required ? "" : " (optional)"}`;
 }
 
-/** One control for one schema; returns { el, read } where read() gives the value or undefined (left out). */
-function field(rawSchema, name, required) {
+/**
+ * One control for one schema; returns { el, read } where read() gives the value or undefined (left out).
+ * `path` names the field within the message ("a/b" for b inside a), shown as data-field.
+ */
+function field(rawSchema, name, required, path = name) {
   const { schema, nullable } = unwrap(rawSchema);
   const id = nextId();
+  const dataset = { field: path };
   const label = h("label", { for: id, text: labelText(name, schema, required) });
   const hint = schema.description ? h("small", { class: "hint", text: schema.description }) : null;
   const empty = () => (nullable ? null : undefined);
 
   if (schema.type === "object" && schema.properties) {
     const req = new Set(schema.required ?? []);
-    const parts = Object.entries(schema.properties).map(([k, s]) => [k, field(s, k, req.has(k))]);
+    const parts = Object.entries(schema.properties).map(([k, s]) => [
+      k,
+      field(s, k, req.has(k), `${path}/${k}`),
+    ]);
     const el = h(
       "fieldset",
-      { class: "sub" },
+      { class: "sub", dataset },
       h("legend", { text: labelText(name, schema, required) }),
       parts.map(([, f]) => f.el),
     );
     return {
       el,
-      read: () => {
-        const out = {};
-        for (const [k, f] of parts) {
-          const v = f.read();
-          if (v !== undefined) out[k] = v;
-        }
-        return out;
-      },
+      read: () => record(parts.map(([k, f]) => [k, f.read()])),
     };
   }
   if (schema.type === "boolean") {
-    const input = h("input", { id, type: "checkbox", name });
+    const input = h("input", { id, type: "checkbox", dataset });
     return { el: h("div", { class: "field check" }, input, label, hint), read: () => input.checked };
   }
   if (Array.isArray(schema.enum) && schema.enum.every((v) => typeof v === "string")) {
     const select = h(
       "select",
-      { id, name, required: required && !nullable },
+      { id, dataset, required: required && !nullable },
       // A required choice starts unchosen: the browser refuses to send the form until one is picked.
       h("option", { value: "", text: required && !nullable ? "choose…" : "—" }),
       schema.enum.map((v) => h("option", { value: v, text: v })),
@@ -69,10 +84,10 @@ function field(rawSchema, name, required) {
     };
   }
   if (schema.type === "string") {
-    const type = { email: "email", uri: "url", date: "date" }[schema.format] ?? "text";
+    const type = INPUT_TYPES.get(schema.format) ?? "text";
     const attrs = {
       id,
-      name,
+      dataset,
       type,
       required: required && !nullable,
       minlength: schema.minLength,
@@ -91,7 +106,7 @@ function field(rawSchema, name, required) {
     const safe = (n) => (n !== undefined && Math.abs(n) < 1e15 ? n : undefined);
     const input = h("input", {
       id,
-      name,
+      dataset,
       type: "number",
       required: required && !nullable,
       step: schema.type === "integer" ? "1" : "any",
@@ -106,7 +121,7 @@ function field(rawSchema, name, required) {
   // Anything else (arrays, unions, free objects): JSON text.
   const area = h("textarea", {
     id,
-    name,
+    dataset,
     rows: "3",
     class: "mono",
     placeholder: "JSON",
@@ -146,15 +161,7 @@ export function messageForm(queue, schema, send) {
         .filter(([k]) => k !== decision)
         .map(([k, s]) => [k, field(s, k, req.has(k))])
     : [["body", field(root, "message", true)]];
-  const read = () => {
-    if (!isObject) return parts[0][1].read();
-    const out = {};
-    for (const [k, f] of parts) {
-      const v = f.read();
-      if (v !== undefined) out[k] = v;
-    }
-    return out;
-  };
+  const read = () => (isObject ? record(parts.map(([k, f]) => [k, f.read()])) : parts[0][1].read());
   const status = h("div", { class: "form-status", role: "status", "aria-live": "polite" });
   const buttons = decision
     ? [
