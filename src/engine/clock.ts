@@ -39,3 +39,32 @@ export class FakeClock implements Clock {
     return () => this.listeners.delete(listener);
   }
 }
+
+/**
+ * Calls `fn` once the clock reaches `now() + ms`: a fake clock fires it when advanced past that time,
+ * the wall clock through a timer. Returns the cancel function.
+ */
+export function afterClock(clock: Clock, ms: number, fn: () => void): () => void {
+  const at = clock.now() + ms;
+  let timer: NodeJS.Timeout | undefined;
+  let done = false;
+  const cancel = () => {
+    done = true;
+    clearTimeout(timer);
+    off?.();
+  };
+  const check = () => {
+    if (done) return;
+    if (clock.now() >= at) {
+      cancel();
+      fn();
+      return;
+    }
+    // Not due on this clock yet (a fake one moves only when told): look again when it could be.
+    clearTimeout(timer);
+    timer = setTimeout(check, Math.min(Math.max(1, at - clock.now()), 2_000_000_000));
+  };
+  const off = clock.onAdvance?.(check);
+  queueMicrotask(check); // never before the caller holds the cancel function
+  return cancel;
+}

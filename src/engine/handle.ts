@@ -55,7 +55,7 @@ export class RunHandle<W = AnyWorkflow> {
     return this.api.history(this.id, options);
   }
 
-  /** Resolves the run's output when it completes; rejects when it fails, is cancelled, or `timeout` passes. */
+  /** Resolves the run's output when it completes; rejects when it fails, is cancelled, or `timeout` (ms of the engine's clock) passes. */
   result(options?: { timeout?: number }): Promise<OutputOf<W>> {
     return this.api.result(this.id, options) as Promise<OutputOf<W>>;
   }

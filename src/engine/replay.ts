@@ -380,31 +380,32 @@ export async function replayOrRequest(
     "replay",
     JSON.stringify({ ...args, requestedBy: args.requestedBy ?? "attached process" }),
   );
-  const deadline = Date.now() + (waitMs ?? 5000);
-  for (;;) {
-    const req = await engine.store.getRequest(requestId);
-    if (req?.result) {
-      const result = JSON.parse(req.result) as {
-        ok: boolean;
-        plan?: ReplayPlan;
-        error?: string;
-        code?: string;
-      };
-      if (result.ok && result.plan) return result.plan;
-      throw new WaymarkError(
-        result.code ?? "REPLAY_REFUSED",
-        result.error ?? "The owning process refused the replay.",
-        { run: `${run.workflow}/${run.key}` },
-      );
-    }
-    if (Date.now() > deadline) {
-      return {
-        requested: true,
-        requestId,
+  // The owning process writes the request's result: another process's change, which the watch notices.
+  const waited = await engine.watchRun(
+    runId,
+    async () => (await engine.store.getRequest(requestId))?.result ?? undefined,
+    { timeout: waitMs ?? 5000 },
+  );
+  if (waited.reason === "until") {
+    const result = JSON.parse(waited.value) as {
+      ok: boolean;
+      plan?: ReplayPlan;
+      error?: string;
+      code?: string;
+    };
+    if (result.ok && result.plan) return result.plan;
+    throw new WaymarkError(
+      result.code ?? "REPLAY_REFUSED",
+      result.error ?? "The owning process refused the replay.",
+      {
         run: `${run.workflow}/${run.key}`,
-        message: `No process running workflow "${run.workflow}" has carried out the replay yet; it is stored and will be applied when one claims the run.`,
-      };
-    }
-    await new Promise((r) => setTimeout(r, 20));
+      },
+    );
   }
+  return {
+    requested: true,
+    requestId,
+    run: `${run.workflow}/${run.key}`,
+    message: `No process running workflow "${run.workflow}" has carried out the replay yet; it is stored and will be applied when one claims the run.`,
+  };
 }

@@ -31,6 +31,7 @@ import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
 import { stateAround } from "./state-history.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
+import { type WatchCondition, type WatchOptions, type WatchResult, watchRun } from "./watch-run.js";
 import type { WriteQueue } from "./write-queue.js";
 
 export interface SendOptions {
@@ -400,45 +401,28 @@ export abstract class RunsApi {
         ),
       );
     }
-    return new Promise((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      let done = false;
-      const check = async () => {
-        const row = await this.store.getRun(runId);
-        if (done || !row || !TERMINAL_STATUSES.includes(row.status)) return;
-        done = true;
-        off();
-        clearTimeout(timer);
-        const label = `${row.workflow}/${row.key}`;
-        if (row.status === "completed") resolve(fromJson(row.output));
-        else if (row.status === "cancelled") reject(new RunCancelledError(label));
-        else reject(new RunFailedError(label, fromJson<ErrorInfo>(row.error) ?? null));
-      };
-      const off = this.events.onRun(runId, (e) => {
-        // Another process's commit can only finish a run this process is not executing.
-        const external = e.type === "external" && !this.active.has(runId);
-        if (external || (e.type === "run" && TERMINAL_STATUSES.includes(e.status as RunStatus))) {
-          void check().catch(reject);
-        }
-      });
-      if (options.timeout !== undefined) {
-        timer = setTimeout(async () => {
-          if (done) return;
-          done = true;
-          off();
-          const row = await this.store.getRun(runId).catch(() => undefined);
-          reject(
-            new ResultTimeoutError(
-              row ? `${row.workflow}/${row.key}` : `#${runId}`,
-              options.timeout!,
-              row?.status ?? "unknown",
-            ),
-          );
-        }, options.timeout);
-      }
-      // A run executing here is not finished; its end arrives as an event.
-      if (!this.active.has(runId)) void check().catch(reject);
+    return this.watchRun(runId, (row) => TERMINAL_STATUSES.includes(row.status), {
+      ...(timeout !== undefined ? { timeout } : {}),
+    }).then(({ reason, run }) => {
+      const label = `${run.workflow}/${run.key}`;
+      if (reason !== "until") throw new ResultTimeoutError(label, timeout!, run.status);
+      if (run.status === "completed") return fromJson(run.output);
+      if (run.status === "cancelled") throw new RunCancelledError(label);
+      throw new RunFailedError(label, fromJson<ErrorInfo>(run.error) ?? null);
     });
+  }
+
+  /**
+   * Waits until `until(run)` returns something truthy (looked at on every change of the run, here or in
+   * another process), for at most `timeout` ms of the engine's clock; see watch-run.ts.
+   */
+  watchRun<T>(runId: number, until: WatchCondition<T>, options: WatchOptions = {}): Promise<WatchResult<T>> {
+    try {
+      this.assertOpen();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return watchRun(this, runId, until, options);
   }
 
   /** Runs newest first, filtered, a page at a time. */

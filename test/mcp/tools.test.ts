@@ -1,8 +1,11 @@
 // Each tool's behaviour and errors through a real SDK client over an in-memory pair.
 
 import { afterEach, describe, expect, test } from "vitest";
+import type { Engine } from "../../src/engine/engine.js";
+import { FakeClock } from "../../src/index.js";
 import { MAX_ANSWER_CHARS } from "../../src/mcp/budget.js";
 import { attachEngine, Closer, call, connect, startEngine, tempDb, text, until } from "./helpers.js";
+import { registry } from "./workflows.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
@@ -351,6 +354,48 @@ describe("writing", () => {
       fromStatus: "waiting",
     });
     expect(quick.structuredContent).toMatchObject({ status: "completed", changed: true, timedOut: false });
+  });
+
+  test("wait_for_run's timeout runs on the engine's clock; send_message hears the consumption, not a poll", async () => {
+    const clock = new FakeClock();
+    const engine = (await registry.start({ database: tempDb(closer), clock })) as unknown as Engine;
+    closer.add(() => engine.close());
+    const client = await connect(closer, engine);
+    const run = await engine.getOrCreate("approval", "a9", { amount: 1 });
+    await engine.watchRun(run.id, (r) => r.status === "waiting");
+    let answered = false;
+    const waiting = call(client, "wait_for_run", {
+      workflow: "approval",
+      key: "a9",
+      until: "finished",
+      timeoutSeconds: 50,
+    }).then((r) => {
+      answered = true;
+      return r;
+    });
+    await until(() => engine.events.observed, "the tool to start watching");
+    clock.advance(49_000);
+    await engine.tick();
+    expect(answered).toBe(false);
+    clock.advance(1_000);
+    expect((await waiting).structuredContent).toMatchObject({
+      status: "waiting",
+      finished: false,
+      timedOut: true,
+      waitedMs: 50_000,
+    });
+
+    const sent = await call(client, "send_message", {
+      workflow: "approval",
+      key: "a9",
+      queue: "decisions",
+      body: { approve: true, by: "ann" },
+    });
+    expect(sent.structuredContent).toMatchObject({
+      runWasWaiting: true,
+      consumed: true,
+      consumedBy: "await-decision",
+    });
   });
 
   test("beside an application (attached, no code): start_run says to start it from the app or pass --registry", async () => {

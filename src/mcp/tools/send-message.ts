@@ -17,39 +17,6 @@ async function messageRow(engine: Engine, id: number): Promise<MessageRow | unde
   return m?.id === id ? m : undefined;
 }
 
-/** Resolves when the message is consumed, or after `ms`; watches the run's events and polls as a fallback. */
-function awaitConsumed(engine: Engine, runId: number, id: number, ms: number, signal: AbortSignal) {
-  return new Promise<MessageRow | undefined>((resolve) => {
-    let done = false;
-    const finish = (m: MessageRow | undefined) => {
-      if (done) return;
-      done = true;
-      off();
-      offRun();
-      clearInterval(poll);
-      clearTimeout(timer);
-      signal.removeEventListener("abort", onAbort);
-      resolve(m);
-    };
-    const check = () =>
-      void messageRow(engine, id).then(
-        (m) => {
-          if (m?.consumedAt != null) finish(m);
-        },
-        () => {},
-      );
-    const off = engine.on((e) => {
-      if (e.type === "entry" && e.runId === runId) check();
-    });
-    const offRun = engine.events.onRun(runId, check);
-    const poll = setInterval(check, 100);
-    const timer = setTimeout(() => void messageRow(engine, id).then(finish, () => finish(undefined)), ms);
-    const onAbort = () => finish(undefined);
-    signal.addEventListener("abort", onAbort);
-    check();
-  });
-}
-
 export const sendMessage = defineTool({
   name: "send_message",
   title: "Send a message to a run",
@@ -111,7 +78,17 @@ export const sendMessage = defineTool({
     }
     let message = await messageRow(engine, res.messageId);
     if (message?.consumedAt == null && wasWaiting) {
-      message = await awaitConsumed(engine, row.id, res.messageId, CONSUME_WAIT_MS, extra.signal);
+      // Consumed by a commit of the run's queue wait, here (an entry) or in the process that runs it.
+      const id = res.messageId;
+      const watched = await engine.watchRun(
+        row.id,
+        async () => {
+          const m = await messageRow(engine, id);
+          return m?.consumedAt != null ? m : undefined;
+        },
+        { timeout: CONSUME_WAIT_MS, signal: extra.signal, entries: true },
+      );
+      message = watched.value ?? (await messageRow(engine, id));
     }
     const consumed = message?.consumedAt != null;
     let consumedBy: string | null = null;

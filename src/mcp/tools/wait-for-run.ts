@@ -9,7 +9,6 @@ import { runAddress } from "./get-run.js";
 import { defineTool } from "./tool.js";
 
 const MAX_WAIT_S = 50;
-const POLL_MS = 200;
 const PROGRESS_EVERY_MS = 5000;
 
 export const waitForRun = defineTool({
@@ -60,11 +59,11 @@ export const waitForRun = defineTool({
     const until = args.until ?? "change";
     const from = (args.fromStatus ?? row.status) as typeof row.status;
     const timeoutMs = Math.round((args.timeoutSeconds ?? 30) * 1000);
-    const started = Date.now();
+    const started = engine.clock.now();
     const token = extra._meta?.progressToken;
     const progress = (message: string) => {
       if (token === undefined) return;
-      const elapsed = Math.min(Date.now() - started, timeoutMs);
+      const elapsed = Math.min(engine.clock.now() - started, timeoutMs);
       void extra
         .sendNotification({
           method: "notifications/progress",
@@ -90,7 +89,7 @@ export const waitForRun = defineTool({
         changed: info.status !== from,
         finished: TERMINAL_STATUSES.includes(info.status),
         timedOut: false,
-        waitedMs: Date.now() - started,
+        waitedMs: engine.clock.now() - started,
         run: runSummary(info, runUri(info.workflow, info.key)),
       };
       const restart = ctx.offers("replay_run")
@@ -108,57 +107,36 @@ export const waitForRun = defineTool({
       }));
     }
 
-    const final = await new Promise<{ status: typeof row.status; timedOut: boolean }>((resolve) => {
-      let settled = false;
-      let checking = false;
-      let lastStatus = row.status;
-      const finish = (status: typeof row.status, timedOut: boolean) => {
-        if (settled) return;
-        settled = true;
-        offRun();
-        offEntries();
-        clearInterval(poll);
-        clearInterval(beat);
-        clearTimeout(timer);
-        extra.signal.removeEventListener("abort", onAbort);
-        resolve({ status, timedOut });
-      };
-      const check = async () => {
-        if (settled || checking) return;
-        checking = true;
-        try {
-          const now = await engine.store.getRun(row.id);
-          if (!now) return;
-          if (now.status !== lastStatus) {
-            lastStatus = now.status;
-            progress(`${row.workflow}/${row.key} is ${now.status}`);
-          }
-          if (done(now.status)) finish(now.status, false);
-        } catch {
-          // the next check tries again
-        } finally {
-          checking = false;
-        }
-      };
-      const offRun = engine.events.onRun(row.id, () => void check());
-      const offEntries = engine.on((e) => {
-        if (e.type === "entry" && e.runId === row.id && e.row.endedAt !== null) {
-          progress(`"${e.row.name}" (${e.row.kind}) ${e.row.status}`);
-        }
-      });
-      const poll = setInterval(() => void check(), POLL_MS);
-      const beat = setInterval(
-        () => progress(`waiting; ${row.workflow}/${row.key} is ${lastStatus}`),
-        PROGRESS_EVERY_MS,
-      );
-      const timer = setTimeout(() => finish(lastStatus, true), timeoutMs);
-      const onAbort = () => finish(lastStatus, true);
-      extra.signal.addEventListener("abort", onAbort);
-      progress(
-        `waiting for ${row.workflow}/${row.key} (${row.status}) to ${until === "finished" ? "finish" : "change"}`,
-      );
-      void check();
+    let lastStatus = row.status;
+    progress(
+      `waiting for ${row.workflow}/${row.key} (${row.status}) to ${until === "finished" ? "finish" : "change"}`,
+    );
+    // A heartbeat keeps the client informed (and its request alive) while nothing happens.
+    const beat = setInterval(
+      () => progress(`waiting; ${row.workflow}/${row.key} is ${lastStatus}`),
+      PROGRESS_EVERY_MS,
+    );
+    const offEntries = engine.on((e) => {
+      if (e.type === "entry" && e.runId === row.id && e.row.endedAt !== null) {
+        progress(`"${e.row.name}" (${e.row.kind}) ${e.row.status}`);
+      }
     });
+    let final: { timedOut: boolean };
+    try {
+      const watched = await engine.watchRun(row.id, (now) => done(now.status), {
+        timeout: timeoutMs,
+        signal: extra.signal,
+        onRead: (now) => {
+          if (now.status === lastStatus) return;
+          lastStatus = now.status;
+          progress(`${row.workflow}/${row.key} is ${now.status}`);
+        },
+      });
+      final = { timedOut: watched.reason !== "until" };
+    } finally {
+      clearInterval(beat);
+      offEntries();
+    }
     const info = await engine.info(row.id);
     const status = info.status;
     const structured = {
@@ -167,7 +145,7 @@ export const waitForRun = defineTool({
       changed: status !== from,
       finished: TERMINAL_STATUSES.includes(status),
       timedOut: final.timedOut,
-      waitedMs: Date.now() - started,
+      waitedMs: engine.clock.now() - started,
       run: runSummary(info, runUri(info.workflow, info.key)),
     };
     const label = `${info.workflow}/${info.key}`;

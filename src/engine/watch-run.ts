@@ -1,0 +1,139 @@
+// watchRun: the one way to wait until something about a run holds (it changed, it finished, a message
+// it got was consumed), on the engine's injected clock, with one teardown.
+//
+// IMPORTANT: the condition is looked at again on every status event of the run, on every change another
+// process makes to the database (the store's change notification: the run may execute elsewhere), and,
+// with `entries`, on every entry the run commits here. It is never polled; a timeout is measured on the
+// engine's clock (a FakeClock drives it).
+
+import { InvalidInputError, WaymarkError } from "../errors.js";
+import type { RunRow, Store } from "../storage/store.js";
+import { afterClock, type Clock } from "./clock.js";
+import type { EventHub } from "./events.js";
+
+/** What a watch needs from its engine. */
+export interface WatchSource {
+  readonly store: Store;
+  readonly events: EventHub;
+  readonly clock: Clock;
+  /** Runs executing in this process (their changes arrive as this process's events). */
+  readonly active: ReadonlyMap<number, unknown>;
+}
+
+/** A condition on a run: a truthy value ends the watch with that value. */
+export type WatchCondition<T> = (run: RunRow) => T | Promise<T>;
+
+export interface WatchOptions {
+  /** Longest wait in ms of the engine's clock. Default: no limit. */
+  timeout?: number;
+  /** Ends the watch early (e.g. the MCP request was cancelled). */
+  signal?: AbortSignal;
+  /** Also look after every entry this run commits in this process, not only after status changes. */
+  entries?: boolean;
+  /** Called with the run each time it was read, before the condition is applied (progress reports). */
+  onRead?(run: RunRow): void;
+}
+
+/** How a watch ended: the condition held (`value` is what it returned), the timeout passed, or the signal fired. */
+export type WatchResult<T> =
+  | { reason: "until"; value: NonNullable<T>; run: RunRow }
+  | { reason: "timeout" | "aborted"; value: undefined; run: RunRow };
+
+/** Resolves once `until(run)` is truthy, the timeout passes or the signal fires; rejects if the run is gone. */
+export function watchRun<T>(
+  source: WatchSource,
+  runId: number,
+  until: WatchCondition<T>,
+  options: WatchOptions = {},
+): Promise<WatchResult<T>> {
+  const timeout = options.timeout;
+  if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout >= 0)) {
+    return Promise.reject(
+      new InvalidInputError(
+        `watchRun({ timeout }) takes milliseconds as a number of 0 or more (e.g. { timeout: 30_000 }); got ${String(timeout)}.`,
+      ),
+    );
+  }
+  if (typeof until !== "function") {
+    return Promise.reject(
+      new InvalidInputError("watchRun(id, until) needs a function: (run) => true once the wait is over."),
+    );
+  }
+  return new Promise<WatchResult<T>>((resolve, reject) => {
+    let settled = false;
+    let checking = false;
+    let again = false;
+    let ending: "timeout" | "aborted" | null = null;
+
+    const teardown = () => {
+      settled = true;
+      offRun();
+      offEntries?.();
+      cancelTimeout?.();
+      options.signal?.removeEventListener("abort", onAbort);
+    };
+    const read = async (): Promise<RunRow> => {
+      const row = await source.store.getRun(runId);
+      if (!row) throw new WaymarkError("RUN_NOT_FOUND", `There is no run #${runId}.`, { id: runId });
+      options.onRead?.(row);
+      return row;
+    };
+    // One look at a time; a change noticed meanwhile is looked at right after, never dropped.
+    const check = async (): Promise<void> => {
+      if (settled) return;
+      if (checking) {
+        again = true;
+        return;
+      }
+      checking = true;
+      try {
+        do {
+          again = false;
+          const row = await read();
+          if (settled) return;
+          const value = await until(row);
+          if (settled) return;
+          if (value) {
+            teardown();
+            resolve({ reason: "until", value: value as NonNullable<T>, run: row });
+            return;
+          }
+          if (ending) {
+            teardown();
+            resolve({ reason: ending, value: undefined, run: row });
+            return;
+          }
+        } while (again);
+      } catch (err) {
+        if (settled) return;
+        teardown();
+        reject(err);
+      } finally {
+        checking = false;
+      }
+    };
+    // Timeout and abort end the watch after one last look (which still wins if the condition holds).
+    const end = (why: "timeout" | "aborted") => {
+      if (settled || ending) return;
+      ending = why;
+      void check();
+    };
+    const onAbort = () => end("aborted");
+
+    const offRun = source.events.onRun(runId, (e) => {
+      // Another process's commit: only a run this process is not executing can have moved on there.
+      if (e.type === "external" && source.active.has(runId)) return;
+      void check();
+    });
+    const offEntries = options.entries
+      ? source.events.on((e) => {
+          if (e.type === "entry" && e.runId === runId) void check();
+        })
+      : undefined;
+    const cancelTimeout =
+      timeout !== undefined ? afterClock(source.clock, timeout, () => end("timeout")) : undefined;
+    if (options.signal?.aborted) end("aborted");
+    else options.signal?.addEventListener("abort", onAbort);
+    void check();
+  });
+}
