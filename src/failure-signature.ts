@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { EntryRow } from "./storage/store.js";
 
-/** An error as recorded (see ErrorInfo in engine/history.ts). */
+/** An error as recorded (see ErrorInfo in engine/error-info.ts). */
 export interface RecordedError {
   name: string;
   message: string;

@@ -3,9 +3,25 @@
 export { type Clock, FakeClock, systemClock } from "./engine/clock.js";
 export type { Duration } from "./engine/duration.js";
 export { Engine, type EngineOptions } from "./engine/engine.js";
+export type {
+  Attempt,
+  Entry,
+  EntryDetails,
+  EntryKind,
+  EntryOf,
+  EntryStatus,
+  JoinDetail,
+  LoopDetail,
+  QueueDetail,
+  RaceDetail,
+  ReplayDetail,
+  SleepDetail,
+  VersionDetail,
+  WaitKind,
+} from "./engine/entries.js";
+export type { ErrorInfo } from "./engine/error-info.js";
 export type { EngineEvent } from "./engine/events.js";
 export { RunHandle } from "./engine/handle.js";
-export type { Attempt, EntryKind, EntryStatus, ErrorInfo } from "./engine/history.js";
 export type { StateDiff } from "./engine/json.js";
 export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay.js";
 export type { RunRef } from "./engine/run-ref.js";

@@ -1,6 +1,7 @@
 // Evidence about one step: its error, the user-code frame that threw, every attempt, its input and state.
 
-import type { Attempt, ErrorInfo } from "../engine/history.js";
+import type { Attempt } from "../engine/entries.js";
+import type { ErrorInfo } from "../engine/error-info.js";
 import type { HistoryEntry } from "../engine/views.js";
 import type { RunFacts } from "./facts.js";
 import { brief, causeOf, cut, errorLine, iso, span } from "./format.js";

@@ -1,6 +1,6 @@
 // Wording shared by every rule: times, spans, values cut short, error lines.
 
-import type { ErrorInfo } from "../engine/history.js";
+import type { ErrorInfo } from "../engine/error-info.js";
 
 /** ISO time, or "an invalid time" for values a Date cannot hold. */
 export function iso(ms: number | null | undefined): string {

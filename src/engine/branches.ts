@@ -1,20 +1,22 @@
 // ctx.join, ctx.race and ctx.loop: parallel branches and long-lived loops, each in scopes of their own.
 
 import { BranchFailedError, InvalidInputError, InvalidNameError } from "../errors.js";
-import type { EntryRow } from "../storage/store.js";
 import type { LoopOptions, LoopResult, WorkflowContext } from "../workflow.js";
 import { makeContext } from "./context.js";
-import { isInternal, type RunExecution } from "./execution.js";
 import {
-  type Attempt,
-  type ErrorInfo,
+  attemptsOf,
+  childScopes,
+  detailOf,
+  type Entry,
   entryPath,
-  errorInfo,
-  nameProblem,
-  parseAttempts,
-  parseDetail,
-  Scope,
-} from "./history.js";
+  isUnfinished,
+  type LoopDetail,
+  reopenedStatus,
+  setDetail,
+} from "./entries.js";
+import { type ErrorInfo, errorInfo } from "./error-info.js";
+import { isInternal, type RunExecution } from "./execution.js";
+import { nameProblem, Scope } from "./history.js";
 import { composeDiffs, fromJson, type StateDiff, toJson } from "./json.js";
 
 type Branches = Record<string, (ctx: WorkflowContext) => Promise<unknown>>;
@@ -34,7 +36,7 @@ function branchNames(branches: Branches, what: string): string[] {
   return names;
 }
 
-function rethrowRecorded(exec: RunExecution, row: EntryRow): never {
+function rethrowRecorded(exec: RunExecution, row: Entry): never {
   const info = fromJson<ErrorInfo>(row.error) ?? { name: "Error", message: "unknown" };
   const failed = (info.details?.failed as Array<{ branch: string; message: string }> | undefined) ?? [
     { branch: "?", message: info.message },
@@ -48,9 +50,9 @@ function rethrowRecorded(exec: RunExecution, row: EntryRow): never {
  */
 async function failContainer(
   exec: RunExecution,
-  row: EntryRow,
+  row: Entry,
   err: unknown,
-  cancelled: EntryRow[] = [],
+  cancelled: Entry[] = [],
 ): Promise<never> {
   // Verify mode (replay checks) writes nothing, and must not change the rows it reads either.
   if (isInternal(err) || exec.dead || exec.verifying) throw err;
@@ -62,7 +64,7 @@ async function failContainer(
 }
 
 /** Commits a container's entry together with the (already written) entries it cancelled; emits them all. */
-async function commitWith(exec: RunExecution, row: EntryRow, cancelled: EntryRow[]): Promise<void> {
+async function commitWith(exec: RunExecution, row: Entry, cancelled: Entry[]): Promise<void> {
   if (cancelled.length === 0) return exec.commitEntry(row);
   if (exec.verifying) return;
   exec.write(row);
@@ -79,31 +81,11 @@ async function commitWith(exec: RunExecution, row: EntryRow, cancelled: EntryRow
 // settles, in the same commit as the container's own record. Should a replay reopen the container, those
 // entries are put back in progress before its branches run again (see reopenCancelled).
 
-/** Statuses of an entry still in progress. */
-const UNFINISHED = new Set(["running", "waiting", "retrying"]);
-
-/** Paths of the scopes nested directly in a container entry: its branches, or its kept iterations. */
-function childScopes(row: EntryRow): string[] {
-  const path = entryPath(row.scope, row.name);
-  if (row.kind === "join" || row.kind === "race") {
-    const names = parseDetail<{ branches?: string[] }>(row)?.branches ?? [];
-    return names.map((n) => `${path}[${n}]`);
-  }
-  if (row.kind === "loop") {
-    const detail = parseDetail<LoopDetail>(row);
-    if (!detail) return [];
-    const out: string[] = [];
-    for (let i = detail.compacted?.iterations ?? 0; i <= detail.iteration; i++) out.push(`${path}#${i}`);
-    return out;
-  }
-  return [];
-}
-
 /**
  * Visits every entry recorded in the scopes `paths` and the scopes nested in them (whether or not this
  * execution reached them yet), descending into a container only when `visit` returns true.
  */
-function walkEntries(exec: RunExecution, paths: string[], visit: (row: EntryRow) => boolean): void {
+function walkEntries(exec: RunExecution, paths: string[], visit: (row: Entry) => boolean): void {
   const todo = [...paths];
   for (let path = todo.pop(); path !== undefined; path = todo.pop()) {
     for (const row of exec.history.scope(path)) {
@@ -118,19 +100,19 @@ function walkEntries(exec: RunExecution, paths: string[], visit: (row: EntryRow)
  * returns them. A step whose function is already running cannot be stopped, only signalled: should it
  * still return, nothing of it is recorded (see runStep), so this record stands.
  */
-export function cancelEntries(exec: RunExecution, scopes: Scope[]): EntryRow[] {
+export function cancelEntries(exec: RunExecution, scopes: Scope[]): Entry[] {
   if (exec.dead || exec.verifying || scopes.length === 0) return [];
   const now = exec.core.clock.now();
-  const out: EntryRow[] = [];
+  const out: Entry[] = [];
   walkEntries(
     exec,
     scopes.map((s) => s.path),
     (row) => {
-      if (UNFINISHED.has(row.status)) {
+      if (isUnfinished(row.status)) {
         row.status = "cancelled";
         row.endedAt = now;
         if (row.kind === "step" && row.attempts) {
-          const attempts = parseAttempts(row);
+          const attempts = attemptsOf(row);
           const last = attempts.at(-1);
           if (last?.status === "running") {
             last.status = "cancelled";
@@ -147,16 +129,6 @@ export function cancelEntries(exec: RunExecution, scopes: Scope[]): EntryRow[] {
   return out;
 }
 
-/** The status a cancelled entry goes back to when its container runs again. */
-function reopenedStatus(row: EntryRow): string {
-  if (row.kind === "sleep" || row.kind === "queue") return "waiting";
-  if (row.kind === "step") {
-    const last: Attempt | undefined = parseAttempts(row).at(-1);
-    return last?.retryAt !== undefined && last.status !== "cancelled" ? "retrying" : "running";
-  }
-  return "running";
-}
-
 /**
  * A container running again (reopened by a replay) puts the entries its earlier outcome cancelled
  * back in progress; entries cancelled by a finished container nested in it stay as they are.
@@ -169,7 +141,7 @@ function reopenCancelled(exec: RunExecution, paths: string[]): void {
       row.endedAt = null;
       exec.write(row);
     }
-    return UNFINISHED.has(row.status);
+    return isUnfinished(row.status);
   });
 }
 
@@ -265,7 +237,7 @@ async function runParallel(
   const path = entryPath(scope.path, name);
   const row = recorded ?? exec.newEntry(scope, ordinal, name, kind, "running");
   if (!recorded) {
-    row.detail = JSON.stringify({ branches: names });
+    setDetail(row, { branches: names });
     exec.mark(row);
   } else {
     reopenCancelled(
@@ -288,7 +260,7 @@ async function runParallel(
   row.output = toJson(out, `The result of ${kind} "${path}"`);
   row.status = "completed";
   row.endedAt = exec.core.clock.now();
-  if (mode === "first") row.detail = JSON.stringify({ branches: names, winner: result.winner });
+  if (mode === "first") setDetail(row, { branches: names, winner: result.winner! });
   await commitWith(exec, row, cancelEntries(exec, losers));
   return mode === "all" ? withIterator(out as Record<string, unknown>, names) : out;
 }
@@ -309,15 +281,6 @@ export function runRace(
   branches: Branches,
 ): Promise<unknown> {
   return runParallel(exec, scope, name, branches, "first");
-}
-
-interface LoopDetail {
-  iteration: number;
-  state: unknown;
-  /** The loop state each kept iteration began with (so a replay can restart inside one). */
-  starts?: Record<string, unknown>;
-  /** State changes of compacted iterations, merged, so state before earlier entries stays derivable. */
-  compacted?: { diff: StateDiff; stateSeq: number; iterations: number };
 }
 
 export async function runLoop(
@@ -343,13 +306,13 @@ export async function runLoop(
   }
   const path = entryPath(scope.path, name);
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "loop", "running");
-  let detail = recorded ? parseDetail<LoopDetail>(recorded) : undefined;
+  let detail = recorded ? detailOf(recorded) : undefined;
   if (!detail) {
     detail = {
       iteration: 0,
       state: JSON.parse(toJson(options.state ?? null, `The initial state of loop "${path}"`)),
     };
-    row.detail = JSON.stringify(detail);
+    setDetail(row, detail);
     exec.write(row);
   }
   for (;;) {
@@ -379,7 +342,7 @@ export async function runLoop(
       );
     }
     compact(exec, path, done - keep, detail);
-    row.detail = JSON.stringify(detail);
+    setDetail(row, detail);
     await exec.commitEntry(row);
     if (row.status === "completed") return row.output === null ? undefined : JSON.parse(row.output);
   }

@@ -4,8 +4,9 @@ import { InvalidInputError, InvalidNameError } from "../errors.js";
 import type { LoopOptions, StepContext, StepOptions, WorkflowContext } from "../workflow.js";
 import { runJoin, runLoop, runRace } from "./branches.js";
 import type { Duration } from "./duration.js";
+import { detailOf, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
-import { nameProblem, parseDetail, type Scope } from "./history.js";
+import { nameProblem, type Scope } from "./history.js";
 import { readOnlyState } from "./read-only-state.js";
 import { runStep } from "./step.js";
 import { runQueueNext, runSleep } from "./waits.js";
@@ -34,10 +35,10 @@ async function runVersion(exec: RunExecution, scope: Scope, name: string, latest
     return 1;
   }
   const { ordinal, recorded: mine } = exec.slot(scope, name, "version");
-  if (mine) return parseDetail<{ version: number }>(mine)?.version ?? 1;
+  if (mine) return detailOf(mine)?.version ?? 1;
   const row = exec.newEntry(scope, ordinal, name, "version", "completed");
   row.endedAt = row.startedAt;
-  row.detail = JSON.stringify({ version: latest });
+  setDetail(row, { version: latest });
   await exec.commitEntry(row);
   return latest;
 }

@@ -7,13 +7,23 @@
 //   recorded, its wake-up stored, its lease released, and this object dropped. It resumes by replay.
 // - Once `dead`, nothing this object does reaches the store.
 
+import { assertNever } from "../assert-never.js";
 import { DuplicateEntryError, FatalError, HistoryDivergedError, InvalidNameError } from "../errors.js";
 import { storedSignature } from "../failure-signature.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import { makeContext } from "./context.js";
 import type { EngineCore } from "./core.js";
-import { type EntryKind, entryPath, errorInfo, HistoryIndex, nameProblem, Scope } from "./history.js";
+import {
+  type Entry,
+  type EntryKind,
+  type EntryOf,
+  type EntryStatus,
+  entryPath,
+  type WaitKind,
+} from "./entries.js";
+import { errorInfo } from "./error-info.js";
+import { HistoryIndex, nameProblem, Scope } from "./history.js";
 import { fromJson, toJson } from "./json.js";
 
 /** Internal signal: this execution stopped (suspended, cancelled, evicted). Never reaches users. */
@@ -38,7 +48,7 @@ export function isInternal(err: unknown): boolean {
 
 /** Something a run waits for without holding a step in flight. */
 export interface Wait {
-  kind: "sleep" | "queue" | "retry";
+  kind: WaitKind;
   deadline: number | null;
   queue?: string;
   scope: Scope;
@@ -148,8 +158,12 @@ export class RunExecution {
     if (scope.cancelled) throw new ScopeCancelled(scope.path);
   }
 
-  /** Claims the next position in `scope` for a call; returns the recorded entry there, if any. */
-  slot(scope: Scope, name: string, kind: EntryKind): { ordinal: number; recorded: EntryRow | undefined } {
+  /** Claims the next position in `scope` for a call; returns the recorded entry there (of that kind), if any. */
+  slot<K extends EntryKind>(
+    scope: Scope,
+    name: string,
+    kind: K,
+  ): { ordinal: number; recorded: EntryOf<K> | undefined } {
     this.check(scope);
     const problem = nameProblem(name);
     if (problem) throw new InvalidNameError(kind, name, problem);
@@ -161,15 +175,15 @@ export class RunExecution {
     if (recorded && (recorded.name !== name || recorded.kind !== kind)) {
       this.diverge(scope, ordinal, recorded, { kind, name });
     }
-    return { ordinal, recorded };
+    return { ordinal, recorded: recorded as EntryOf<K> | undefined };
   }
 
   /** Records a divergence, making it sticky, and throws it. */
   diverge(
     scope: Scope,
     ordinal: number,
-    recorded: EntryRow | undefined,
-    requested: { kind: string; name: string } | null,
+    recorded: Entry | undefined,
+    requested: { kind: EntryKind; name: string } | null,
   ): never {
     const err = new HistoryDivergedError(
       this.label,
@@ -183,9 +197,15 @@ export class RunExecution {
     throw err;
   }
 
-  /** A fresh entry row for a new call. */
-  newEntry(scope: Scope, ordinal: number, name: string, kind: EntryKind, status: string): EntryRow {
-    const row: EntryRow = {
+  /** A fresh entry for a new call. */
+  newEntry<K extends EntryKind>(
+    scope: Scope,
+    ordinal: number,
+    name: string,
+    kind: K,
+    status: EntryStatus,
+  ): EntryOf<K> {
+    const row: EntryOf<K> = {
       runId: this.id,
       seq: this.nextSeq++,
       scope: scope.path,
@@ -203,7 +223,7 @@ export class RunExecution {
       stateSeq: null,
       stateDiff: null,
     };
-    scope.entries[ordinal] = row;
+    scope.entries[ordinal] = row as Entry;
     return row;
   }
 
@@ -329,8 +349,18 @@ export class RunExecution {
     const waiting: Array<Record<string, unknown>> = [];
     for (const w of this.waits) {
       if (w.deadline !== null && w.deadline < deadline) deadline = w.deadline;
-      if (w.kind === "queue") queues.add(w.queue!);
-      if (w.kind === "retry") retrying = true;
+      switch (w.kind) {
+        case "queue":
+          queues.add(w.queue!);
+          break;
+        case "retry":
+          retrying = true;
+          break;
+        case "sleep":
+          break;
+        default:
+          assertNever(w.kind, "wait kind");
+      }
       waiting.push({
         kind: w.kind,
         entry: w.path,

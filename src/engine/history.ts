@@ -1,33 +1,7 @@
 // The in-memory history index of an executing run: entries by scope and ordinal, O(1) per lookup.
 
 import type { EntryRow } from "../storage/store.js";
-import { fromJson } from "./json.js";
-
-/** Kinds of history entries. */
-export type EntryKind = "step" | "sleep" | "queue" | "join" | "race" | "loop" | "version" | "replay";
-
-/** Entry statuses as recorded. */
-export type EntryStatus = "running" | "retrying" | "waiting" | "completed" | "failed" | "cancelled";
-
-/** An error as recorded: enough to read, never a live object. */
-export interface ErrorInfo {
-  name: string;
-  message: string;
-  stack?: string;
-  code?: string;
-  details?: Record<string, unknown>;
-}
-
-/** One attempt of a step. */
-export interface Attempt {
-  n: number;
-  startedAt: number;
-  endedAt?: number;
-  status: "running" | "completed" | "failed" | "timed-out" | "interrupted" | "cancelled";
-  error?: ErrorInfo;
-  /** When the next attempt was scheduled after this one failed. */
-  retryAt?: number;
-}
+import { asEntry, type Entry } from "./entries.js";
 
 /** Separator rules: names are path segments, so they may not contain the path syntax. */
 const FORBIDDEN = /[/[\]#\u0000-\u001f]/;
@@ -40,11 +14,6 @@ export function nameProblem(name: unknown): string | null {
   if (FORBIDDEN.test(name))
     return 'names cannot contain "/", "[", "]", "#" or control characters (they build history paths); use "-" or "." instead.';
   return null;
-}
-
-/** The path of an entry: its scope path, a slash, its name (or just the name at the root). */
-export function entryPath(scope: string, name: string): string {
-  return scope === "" ? name : `${scope}/${name}`;
 }
 
 /** A scope of history: the root, a join/race branch (`name[branch]`) or a loop iteration (`name#i`). */
@@ -61,7 +30,7 @@ export class Scope {
   constructor(
     readonly path: string,
     /** Entries by ordinal: those loaded from history, then those this execution adds. */
-    readonly entries: Array<EntryRow | undefined>,
+    readonly entries: Array<Entry | undefined>,
     readonly parent: Scope | null,
   ) {
     this.loaded = entries.length;
@@ -96,7 +65,7 @@ export class Scope {
 
 /** All of a run's entries, grouped by scope path and ordered by ordinal. */
 export class HistoryIndex {
-  private readonly byScope = new Map<string, Array<EntryRow | undefined>>();
+  private readonly byScope = new Map<string, Array<Entry | undefined>>();
   maxSeq = 0;
   maxStateSeq = 0;
 
@@ -104,7 +73,8 @@ export class HistoryIndex {
     for (const row of rows) this.add(row);
   }
 
-  add(row: EntryRow): void {
+  add(stored: EntryRow): void {
+    const row = asEntry(stored);
     let list = this.byScope.get(row.scope);
     if (!list) this.byScope.set(row.scope, (list = []));
     list[row.ordinal] = row;
@@ -113,22 +83,22 @@ export class HistoryIndex {
   }
 
   /** The (shared, growing) entry list of a scope. */
-  scope(path: string): Array<EntryRow | undefined> {
+  scope(path: string): Array<Entry | undefined> {
     let list = this.byScope.get(path);
     if (!list) this.byScope.set(path, (list = []));
     return list;
   }
 
   /** Every entry held, scope by scope (not in seq order). */
-  all(): EntryRow[] {
-    const out: EntryRow[] = [];
+  all(): Entry[] {
+    const out: Entry[] = [];
     for (const list of this.byScope.values()) for (const row of list) if (row) out.push(row);
     return out;
   }
 
   /** Removes a scope and every scope nested in it; returns the removed rows. */
-  removeTree(path: string): EntryRow[] {
-    const out: EntryRow[] = [];
+  removeTree(path: string): Entry[] {
+    const out: Entry[] = [];
     for (const [key, list] of this.byScope) {
       if (key === path || key.startsWith(`${path}/`)) {
         for (const row of list) if (row) out.push(row);
@@ -137,38 +107,4 @@ export class HistoryIndex {
     }
     return out;
   }
-}
-
-export function parseAttempts(row: EntryRow): Attempt[] {
-  return row.attempts ? (JSON.parse(row.attempts) as Attempt[]) : [];
-}
-
-export function parseDetail<T extends object>(row: EntryRow): T | undefined {
-  return fromJson<T | undefined>(row.detail);
-}
-
-/** Turns anything thrown into a recordable error. */
-export function errorInfo(err: unknown): ErrorInfo {
-  if (err instanceof Error) {
-    const info: ErrorInfo = { name: err.name, message: err.message };
-    if (err.stack) info.stack = err.stack;
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === "string") info.code = code;
-    const details = (err as { details?: unknown }).details;
-    if (details && typeof details === "object") {
-      try {
-        info.details = JSON.parse(JSON.stringify(details)) as Record<string, unknown>;
-      } catch {
-        // details that do not serialise are left out
-      }
-    }
-    return info;
-  }
-  let message: string;
-  try {
-    message = typeof err === "string" ? err : JSON.stringify(err);
-  } catch {
-    message = String(err);
-  }
-  return { name: "NonErrorThrown", message: `A non-Error value was thrown: ${message}` };
 }

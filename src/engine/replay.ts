@@ -13,11 +13,20 @@
 // - a `replay` entry (scope "~replay") records who asked, when, from where, and what was discarded.
 
 import { InvalidInputError, RunBusyError, WaymarkError } from "../errors.js";
-import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
+import type { MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import type { Engine } from "./engine.js";
+import {
+  asEntries,
+  attemptsOf,
+  type Entry,
+  entryPath,
+  isContainer,
+  type ReplayDetail,
+  reopenedContainer,
+} from "./entries.js";
+import type { ErrorInfo } from "./error-info.js";
 import { RunExecution } from "./execution.js";
-import { type ErrorInfo, entryPath, parseAttempts } from "./history.js";
 import { applyDiff, type JsonValue, revertDiff } from "./json.js";
 import { changesOf } from "./state-history.js";
 
@@ -57,7 +66,7 @@ const REPLAY_SCOPE = "~replay";
 const VERIFY_MS = 3000;
 
 /** The entry a replay without fromStep starts from: the innermost failed (or cancelled) entry. */
-function defaultFrom(run: RunRow, rows: EntryRow[]): EntryRow | null | "refuse" {
+function defaultFrom(run: RunRow, rows: Entry[]): Entry | null | "refuse" {
   const label = `${run.workflow}/${run.key}`;
   const code = rows.filter((r) => r.scope !== REPLAY_SCOPE);
   if (run.status === "failed") {
@@ -88,38 +97,14 @@ function defaultFrom(run: RunRow, rows: EntryRow[]): EntryRow | null | "refuse" 
 }
 
 /** Containers (join, race, loop entries) of an entry, outermost first. */
-function containersOf(rows: EntryRow[], entry: EntryRow): EntryRow[] {
-  const out: EntryRow[] = [];
+function containersOf(rows: Entry[], entry: Entry): Entry[] {
+  const out: Entry[] = [];
   for (const r of rows) {
-    if (r.kind !== "join" && r.kind !== "race" && r.kind !== "loop") continue;
+    if (!isContainer(r.kind)) continue;
     const path = entryPath(r.scope, r.name);
     if (entry.scope.startsWith(`${path}[`) || entry.scope.startsWith(`${path}#`)) out.push(r);
   }
   return out.sort((a, b) => a.scope.length - b.scope.length);
-}
-
-/** Reopens a container so the replayed code runs inside it again. */
-function reopen(row: EntryRow, target: EntryRow): EntryRow {
-  const next: EntryRow = { ...row, status: "running", endedAt: null, output: null, error: null };
-  if (row.kind === "loop" && row.detail) {
-    const detail = JSON.parse(row.detail) as {
-      iteration: number;
-      state: unknown;
-      starts?: Record<string, unknown>;
-    };
-    const path = entryPath(row.scope, row.name);
-    const rest = target.scope.slice(path.length + 1);
-    const iteration = Number.parseInt(rest, 10);
-    const start = detail.starts?.[String(iteration)];
-    if (Number.isInteger(iteration) && start !== undefined) {
-      next.detail = JSON.stringify({ ...detail, iteration, state: start });
-    }
-  }
-  if (row.kind === "race" && row.detail) {
-    const { winner: _winner, ...rest } = JSON.parse(row.detail) as Record<string, unknown>;
-    next.detail = JSON.stringify(rest);
-  }
-  return next;
 }
 
 /** Works out (and, unless dry, applies) a replay of one run. */
@@ -157,8 +142,8 @@ export async function replayRun(
   }
   const def = versions?.get(to);
 
-  const rows = await engine.store.allEntries(runId);
-  let from: EntryRow | null;
+  const rows = asEntries(await engine.store.allEntries(runId));
+  let from: Entry | null;
   if (options.fromStep !== undefined) {
     const ref = options.fromStep;
     from =
@@ -187,7 +172,7 @@ export async function replayRun(
     ? rows.filter((r) => r.seq >= from.seq && !containerSeqs.has(r.seq) && r.scope !== REPLAY_SCOPE)
     : [];
   const discardSeqs = new Set(discarded.map((r) => r.seq));
-  const reopened = from ? containers.map((c) => reopen(c, from)) : [];
+  const reopened = from ? containers.map((c) => reopenedContainer(c, from)) : [];
 
   // State without the discarded entries' changes: revert every change from the first discarded one on,
   // newest first, then apply again those of kept entries (a join branch kept beside the replayed one
@@ -267,12 +252,12 @@ export async function replayRun(
           path: entryPath(r.scope, r.name),
           kind: r.kind,
           status: r.status,
-          attempts: parseAttempts(r).length,
+          attempts: attemptsOf(r).length,
           ...(r.error ? { error: (JSON.parse(r.error) as ErrorInfo).message } : {}),
         })),
         discardedCount: discarded.length,
         restoredMessages: plan.restoreMessages.map((m) => m.id),
-      }),
+      } satisfies ReplayDetail),
       stateSeq: null,
       stateDiff: null,
     },
@@ -313,7 +298,7 @@ async function verifyPrefix(
   engine: Engine,
   run: RunRow,
   def: AnyWorkflow,
-  kept: EntryRow[],
+  kept: Entry[],
   state: string,
 ): Promise<boolean> {
   const version = def.version;

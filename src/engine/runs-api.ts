@@ -21,10 +21,11 @@ import {
 } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import type { Clock } from "./clock.js";
+import { asEntries, entryPath } from "./entries.js";
+import type { ErrorInfo } from "./error-info.js";
 import type { EventHub } from "./events.js";
 import type { RunExecution } from "./execution.js";
 import { RunHandle } from "./handle.js";
-import { type ErrorInfo, entryPath } from "./history.js";
 import { fromJson, toJson } from "./json.js";
 import { checkOptions, describe, listRuns, listWorkflows } from "./listing.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
@@ -362,7 +363,7 @@ export abstract class RunsApi {
       );
     }
     const run = await this.runRow(runId);
-    const rows = await this.store.allEntries(runId);
+    const rows = asEntries(await this.store.allEntries(runId));
     const row =
       typeof ref === "number"
         ? rows.find((r) => r.seq === ref)

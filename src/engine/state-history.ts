@@ -4,8 +4,7 @@
 // state sequence number. Reverting, newest first, every diff at or after an entry yields the state
 // before it. Loop compaction folds deleted entries' diffs into the loop entry, so this stays exact.
 
-import type { EntryRow } from "../storage/store.js";
-import { entryPath } from "./history.js";
+import { compactedChanges, type Entry, entryPath } from "./entries.js";
 import { type JsonValue, revertDiff, type StateDiff } from "./json.js";
 
 export interface Change {
@@ -16,17 +15,13 @@ export interface Change {
 }
 
 /** All recorded state changes of a run, oldest first. */
-export function changesOf(rows: EntryRow[]): Change[] {
+export function changesOf(rows: Entry[]): Change[] {
   const out: Change[] = [];
   for (const r of rows) {
     if (r.stateSeq !== null && r.stateDiff !== null)
       out.push({ entry: r.seq, stateSeq: r.stateSeq, diff: JSON.parse(r.stateDiff) as StateDiff });
-    if (r.kind === "loop" && r.detail !== null) {
-      const compacted = (JSON.parse(r.detail) as { compacted?: { diff: StateDiff; stateSeq: number } })
-        .compacted;
-      if (compacted && compacted.stateSeq > 0)
-        out.push({ entry: r.seq, stateSeq: compacted.stateSeq, diff: compacted.diff });
-    }
+    const compacted = compactedChanges(r);
+    if (compacted) out.push({ entry: r.seq, stateSeq: compacted.stateSeq, diff: compacted.diff });
   }
   return out.sort((a, b) => a.stateSeq - b.stateSeq);
 }
@@ -42,8 +37,8 @@ export function stateAt(currentJson: string, changes: Change[], upTo: number): R
 /** The state before and after one entry. */
 export function stateAround(
   currentJson: string,
-  rows: EntryRow[],
-  entry: EntryRow,
+  rows: Entry[],
+  entry: Entry,
 ): { before: unknown; after: unknown } {
   const changes = changesOf(rows);
   if (entry.stateSeq !== null) {
@@ -55,7 +50,7 @@ export function stateAround(
   // No change of its own: before it, the state as of the last change recorded before it; after it, also
   // every change made inside it (a join's branches, a loop's iterations and what compaction folded in).
   const path = entryPath(entry.scope, entry.name);
-  const inside = (r: EntryRow) =>
+  const inside = (r: Entry) =>
     r.seq === entry.seq || r.scope.startsWith(`${path}[`) || r.scope.startsWith(`${path}#`);
   let before = 0;
   let after = 0;
@@ -69,7 +64,6 @@ export function stateAround(
 }
 
 /** The state sequence number of the changes a loop's compaction folded into its entry (0 if none). */
-function compactedSeq(r: EntryRow): number {
-  if (r.kind !== "loop" || r.detail === null) return 0;
-  return (JSON.parse(r.detail) as { compacted?: { stateSeq: number } }).compacted?.stateSeq ?? 0;
+function compactedSeq(r: Entry): number {
+  return compactedChanges(r)?.stateSeq ?? 0;
 }

@@ -7,11 +7,12 @@ import {
   StepTimeoutError,
   WaymarkError,
 } from "../errors.js";
-import type { EntryRow } from "../storage/store.js";
 import type { StepContext, StepOptions } from "../workflow.js";
 import { toMs } from "./duration.js";
+import { type Attempt, attemptsOf, type EntryOf, entryPath } from "./entries.js";
+import { type ErrorInfo, errorInfo } from "./error-info.js";
 import { Abandoned, isInternal, type RunExecution } from "./execution.js";
-import { type Attempt, type ErrorInfo, entryPath, errorInfo, parseAttempts, type Scope } from "./history.js";
+import type { Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
 
 const DEFAULT_RETRIES = 3;
@@ -94,9 +95,9 @@ function mergeIntoState(exec: RunExecution, changed: StateDiff): StateDiff {
 }
 
 /** Rebuilds the error a recorded failed step throws on replay. */
-function recordedFailure(exec: RunExecution, row: EntryRow): StepFailedError {
+function recordedFailure(exec: RunExecution, row: EntryOf<"step">): StepFailedError {
   const info = fromJson<ErrorInfo>(row.error) ?? { name: "Error", message: "unknown" };
-  const attempts = parseAttempts(row).length;
+  const attempts = attemptsOf(row).length;
   const cause = (info.details?.cause as ErrorInfo | undefined) ?? info;
   return new StepFailedError(
     exec.label,
@@ -131,7 +132,7 @@ export async function runStep<T>(
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "step", "running");
   if (!recorded && options?.input !== undefined)
     row.input = toJson(options.input, `The input of step "${path}"`);
-  const attempts = recorded ? parseAttempts(row) : [];
+  const attempts = recorded ? attemptsOf(row) : [];
   const clock = exec.core.clock;
   const last = attempts.at(-1);
   if (last?.status === "running") {

@@ -1,12 +1,13 @@
 // The public shapes of runs and history entries, built from stored rows.
 
 import type { EntryRow, RunRow, RunStatus } from "../storage/store.js";
-import { type Attempt, type EntryKind, type EntryStatus, type ErrorInfo, entryPath } from "./history.js";
+import { type Attempt, type EntryKind, type EntryStatus, entryPath, type WaitKind } from "./entries.js";
+import type { ErrorInfo } from "./error-info.js";
 import { fromJson, type StateDiff } from "./json.js";
 
 /** What a suspended run waits on. */
 export interface WaitInfo {
-  kind: "sleep" | "queue" | "retry";
+  kind: WaitKind;
   /** Path of the entry that waits. */
   entry: string;
   queue?: string;

@@ -2,20 +2,9 @@
 
 import { InvalidInputError, UnknownQueueError } from "../errors.js";
 import { type Duration, toMs } from "./duration.js";
+import { detailOf, entryPath, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
-import { entryPath, parseDetail, type Scope } from "./history.js";
-
-interface SleepDetail {
-  until: number;
-}
-
-interface QueueDetail {
-  queue: string;
-  until: number | null;
-  messageId?: number;
-  sentAt?: number;
-  timedOut?: boolean;
-}
+import type { Scope } from "./history.js";
 
 /** Sleeps until `until` (ms since epoch) or for `duration`; the deadline is fixed when first reached. */
 export async function runSleep(
@@ -28,7 +17,7 @@ export async function runSleep(
   if (recorded?.status === "completed") return;
   const clock = exec.core.clock;
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "sleep", "waiting");
-  let detail = recorded ? parseDetail<SleepDetail>(recorded) : undefined;
+  let detail = recorded ? detailOf(recorded) : undefined;
   if (!detail) {
     detail = {
       until:
@@ -36,7 +25,7 @@ export async function runSleep(
           ? toTime(at.until, name)
           : clock.now() + toMs(at.duration!, `duration of sleep "${name}"`),
     };
-    row.detail = JSON.stringify(detail);
+    setDetail(row, detail);
     exec.write(row);
   }
   if (detail.until > clock.now()) {
@@ -73,16 +62,16 @@ export async function runQueueNext(
   }
   const { ordinal, recorded } = exec.slot(scope, name, "queue");
   if (recorded?.status === "completed") {
-    return parseDetail<QueueDetail>(recorded)?.timedOut ? null : JSON.parse(recorded.output ?? "null");
+    return detailOf(recorded)?.timedOut ? null : JSON.parse(recorded.output ?? "null");
   }
   const clock = exec.core.clock;
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "queue", "waiting");
-  let detail = recorded ? parseDetail<QueueDetail>(recorded) : undefined;
+  let detail = recorded ? detailOf(recorded) : undefined;
   if (!detail) {
     const timeout =
       options.timeout === undefined ? null : toMs(options.timeout, `timeout of queue wait "${name}"`);
     detail = { queue, until: timeout === null ? null : clock.now() + timeout };
-    row.detail = JSON.stringify(detail);
+    setDetail(row, detail);
     exec.write(row);
   }
   const path = entryPath(scope.path, name);
@@ -92,7 +81,7 @@ export async function runQueueNext(
     if (message) {
       detail.messageId = message.id;
       detail.sentAt = message.sentAt;
-      row.detail = JSON.stringify(detail);
+      setDetail(row, detail);
       row.output = message.body;
       row.status = "completed";
       row.endedAt = clock.now();
@@ -102,7 +91,7 @@ export async function runQueueNext(
     }
     if (detail.until !== null && detail.until <= clock.now()) {
       detail.timedOut = true;
-      row.detail = JSON.stringify(detail);
+      setDetail(row, detail);
       row.status = "completed";
       row.endedAt = clock.now();
       await exec.commitEntry(row);

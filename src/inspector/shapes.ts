@@ -1,6 +1,7 @@
 // What the inspector's API answers: runs, entries and values cut to a size a browser draws quickly.
 
-import type { Attempt, ErrorInfo } from "../engine/history.js";
+import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.js";
+import type { ErrorInfo } from "../engine/error-info.js";
 import type { HistoryEntry, RunInfo, WaitInfo } from "../engine/views.js";
 
 /** A value too large to send whole: its size and the start of its JSON. */
@@ -77,6 +78,12 @@ export interface EntryBar {
   scope: string;
   name: string;
   kind: string;
+  /** Derived from the kind, so the page needs no list of kinds: it holds branches or iterations as lanes. */
+  container: boolean;
+  /** A sleep or a queue wait: time spent waiting, not working. */
+  wait: boolean;
+  /** A point in history (a version pin, a replay), drawn as a marker rather than a bar. */
+  marker: boolean;
   status: string;
   startedAt: number | null;
   endedAt: number | null;
@@ -97,6 +104,9 @@ export function entryBar(e: HistoryEntry): EntryBar {
     scope: e.scope,
     name: e.name,
     kind: e.kind,
+    container: isContainer(e.kind),
+    wait: isWait(e.kind),
+    marker: isMarker(e.kind),
     status: e.status,
     startedAt: e.startedAt,
     endedAt: e.endedAt,

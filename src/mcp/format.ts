@@ -1,7 +1,8 @@
 // Shared shapes and wording of answers: run summaries, waits, errors and times as a model reads them.
 
 import { z } from "zod";
-import type { ErrorInfo } from "../engine/history.js";
+import { assertNever } from "../assert-never.js";
+import type { ErrorInfo } from "../engine/error-info.js";
 import type { RunInfo, WaitInfo } from "../engine/views.js";
 import { RUN_STATUSES } from "../storage/store.js";
 
@@ -18,10 +19,16 @@ export function waitText(waits: WaitInfo[] | null): string | null {
   return waits
     .map((w) => {
       const until = w.until === null ? "" : ` until ${iso(w.until)}`;
-      if (w.kind === "queue")
-        return `message on queue "${w.queue}" at "${w.entry}"${until ? ` (timeout${until})` : ""}`;
-      if (w.kind === "retry") return `retry of "${w.entry}" at ${iso(w.until)}`;
-      return `sleep "${w.entry}"${until}`;
+      switch (w.kind) {
+        case "queue":
+          return `message on queue "${w.queue}" at "${w.entry}"${until ? ` (timeout${until})` : ""}`;
+        case "retry":
+          return `retry of "${w.entry}" at ${iso(w.until)}`;
+        case "sleep":
+          return `sleep "${w.entry}"${until}`;
+        default:
+          return assertNever(w.kind, "wait kind");
+      }
     })
     .join("; ");
 }

@@ -91,6 +91,11 @@ test("a run shows what it waits on with the queue's schema; its history; an entr
     ["record-amount", "step", "completed"],
     ["await-decision", "queue", "waiting"],
   ]);
+  // What each bar is comes with it, so the page needs no list of kinds.
+  expect(history.json.entries.map((e: any) => [e.kind, e.container, e.wait, e.marker])).toEqual([
+    ["step", false, false, false],
+    ["queue", false, true, false],
+  ]);
   const recorded = history.json.entries[0];
   expect(recorded.attempts).toHaveLength(1);
   expect(recorded.startedAt).toBeLessThanOrEqual(recorded.endedAt);
@@ -177,6 +182,7 @@ test("replay answers a dry run first and changes nothing, then replays after the
     ["~replay/replay-1", "completed"],
     ["charge", "completed"],
   ]);
+  expect(history.map((e: any) => e.marker)).toEqual([false, true, false]);
 
   const refused = await api("/runs/approval/a2/replay", { body: { fromStep: "nope" } });
   expect(refused.status).toBe(400);

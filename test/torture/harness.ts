@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { asEntries } from "../../src/engine/entries.js";
 import { applyDiff, type JsonValue } from "../../src/engine/json.js";
 import { changesOf } from "../../src/engine/state-history.js";
 import { attach } from "../../src/index.js";
@@ -231,7 +232,7 @@ async function check(
         string,
         JsonValue
       >;
-      for (const c of changesOf(rows)) applyDiff(initial, c.diff);
+      for (const c of changesOf(asEntries(rows))) applyDiff(initial, c.diff);
       if (JSON.stringify(initial) !== JSON.stringify(run.state)) {
         violations.push(
           `run ${label}: state ${JSON.stringify(run.state)} differs from its recorded changes ${JSON.stringify(initial)}`,

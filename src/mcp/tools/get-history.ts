@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import { plural } from "../../diagnosis/format.js";
+import { ENTRY_KINDS, ENTRY_STATUSES, oneOf } from "../../engine/entries.js";
 import type { HistoryEntry } from "../../engine/views.js";
 import { fitAnswer, fitItems, type Shrinker } from "../budget.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
@@ -13,8 +14,8 @@ import { defineTool, READ_ONLY } from "./tool.js";
 export const entryShape = {
   id: z.number().describe("Entry id (use with get_step)."),
   path: z.string().describe('Entry path: scope and name, e.g. "notify[mail]/send" (use with get_step).'),
-  kind: z.string().describe("step, sleep, queue, join, race, loop, version or replay."),
-  status: z.string().describe("running, retrying, waiting, completed, failed or cancelled."),
+  kind: z.string().describe(`${oneOf(ENTRY_KINDS)}.`),
+  status: z.string().describe(`${oneOf(ENTRY_STATUSES)}.`),
   startedAt: z.string().nullable().describe("ISO time."),
   endedAt: z.string().nullable().describe("ISO time."),
   durationMs: z.number().nullable().describe("Milliseconds from start to end."),

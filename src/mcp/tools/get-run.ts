@@ -2,6 +2,7 @@
 
 import { z } from "zod";
 import { actionLine, call, type NextAction } from "../../diagnosis/index.js";
+import { WAIT_KINDS, type WaitKind } from "../../engine/entries.js";
 import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
 import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
@@ -46,7 +47,7 @@ export const getRun = defineTool({
     waiting: z
       .array(
         z.object({
-          kind: z.enum(["sleep", "queue", "retry"]).describe("What kind of wait."),
+          kind: z.enum(WAIT_KINDS).describe("What kind of wait."),
           entry: z.string().describe("Path of the waiting entry."),
           queue: z.string().optional().describe("Queue a message is awaited on."),
           until: z.string().nullable().describe("When the wait ends by itself (timeout, timer), or null."),
@@ -89,7 +90,7 @@ export const getRun = defineTool({
     const failed = entries.filter((e) => e.status === "failed").at(-1) ?? null;
     const pending = await ctx.engine.store.listMessages(row.id, { includeConsumed: false, limit: 100 });
     const waiting: Array<{
-      kind: "sleep" | "queue" | "retry";
+      kind: WaitKind;
       entry: string;
       queue?: string;
       until: string | null;

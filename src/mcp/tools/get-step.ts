@@ -2,7 +2,7 @@
 
 import { z } from "zod";
 import type { Engine } from "../../engine/engine.js";
-import type { ErrorInfo } from "../../engine/history.js";
+import type { ErrorInfo } from "../../engine/error-info.js";
 import type { EntryDetail } from "../../engine/runs-api.js";
 import { fitAnswer } from "../budget.js";
 import { domainCode } from "../errors.js";
