@@ -34,6 +34,17 @@ export class InvalidInputError extends WaymarkError {
   }
 }
 
+/** A value nested deeper than Waymark accepts; refused before anything walks it. Code INVALID_INPUT. */
+export class ValueTooDeepError extends InvalidInputError {
+  constructor(what: string, limit: number, path: string) {
+    const where = path.length > 120 ? `${path.slice(0, 120)}...` : path;
+    super(
+      `${what} nests objects and arrays more than ${limit} levels deep (the limit), at ${where || "its top"}. Flatten it (keep deep data as a JSON string, or store it elsewhere and pass its id); nothing was stored.`,
+      { what, limit, path: where },
+    );
+  }
+}
+
 export class UnknownWorkflowError extends WaymarkError {
   constructor(name: string, known: string[]) {
     super(

@@ -48,3 +48,10 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** A value `levels` levels deep, arrays and objects alternating around "bottom", built without recursion. */
+export function nested(levels: number): unknown {
+  let v: unknown = "bottom";
+  for (let i = 0; i < levels; i++) v = i % 2 ? { v } : [v];
+  return v;
+}

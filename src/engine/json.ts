@@ -1,18 +1,12 @@
 // JSON at the engine's edges: what is recorded must read back exactly as it was written.
 
 import { NotSerializableError } from "../errors.js";
+import { checkDepth } from "./depth.js";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-const MAX_DEPTH = 200;
-
 /** Returns why `value` would not survive a JSON round trip, or null when it would. */
-function problem(
-  value: unknown,
-  path: string,
-  depth: number,
-  seen: Set<object>,
-): [string, string, string] | null {
+function problem(value: unknown, path: string, seen: Set<object>): [string, string, string] | null {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -30,12 +24,11 @@ function problem(
   }
   if (value === null) return null;
   const obj = value as object;
-  if (depth > MAX_DEPTH) return [path, `nested deeper than ${MAX_DEPTH} levels`, "Flatten the value."];
   if (seen.has(obj)) return [path, "a circular reference", "Remove the cycle."];
   if (Array.isArray(obj)) {
     seen.add(obj);
     for (let i = 0; i < obj.length; i++) {
-      const p = problem(obj[i], `${path}[${i}]`, depth + 1, seen);
+      const p = problem(obj[i], `${path}[${i}]`, seen);
       if (p) return p;
     }
     seen.delete(obj);
@@ -58,7 +51,7 @@ function problem(
   for (const key of Object.keys(obj)) {
     const v = (obj as Record<string, unknown>)[key];
     if (v === undefined) continue; // dropped by JSON, as JavaScript users expect
-    const p = problem(v, `${path}.${key}`, depth + 1, seen);
+    const p = problem(v, `${path}.${key}`, seen);
     if (p) return p;
   }
   seen.delete(obj);
@@ -73,7 +66,9 @@ export function toJson(value: unknown, what: string): string {
   if (value === undefined) return "null";
   if (typeof value === "string" || typeof value === "boolean" || value === null) return JSON.stringify(value);
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
-  const p = problem(value, "", 0, new Set());
+  // Iterative, before the recursive walks below (and JSON.stringify): the depth bounds their recursion.
+  checkDepth(value, what);
+  const p = problem(value, "", new Set());
   if (p) throw new NotSerializableError(what, p[0].replace(/^\./, ""), p[1], p[2]);
   return JSON.stringify(value);
 }

@@ -21,6 +21,7 @@ import {
 } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import type { Clock } from "./clock.js";
+import { checkDepth } from "./depth.js";
 import { asEntries, entryPath } from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
 import type { EventHub } from "./events.js";
@@ -270,6 +271,8 @@ export abstract class RunsApi {
         `Invalid idempotency key ${describe(idem)}: use a non-empty string of at most 256 characters without control characters.`,
       );
     }
+    // Before the schema sees it: validation and the record of a refusal walk the body recursively.
+    checkDepth(body, `The message for queue "${queue.slice(0, 200)}"`);
     const value = await this.validateMessage(run, queue, body);
     const json = toJson(value, `The message for queue "${queue}"`);
     const now = this.clock.now();
@@ -315,6 +318,7 @@ export abstract class RunsApi {
     ) as ((c: unknown, ...a: unknown[]) => unknown) | undefined;
     if (typeof fn !== "function")
       throw new UnknownActionError(run.workflow, String(name), Object.keys(def.actions));
+    for (const arg of args) checkDepth(arg, `The arguments of action "${name}"`);
     const exec = this.active.get(runId);
     const state = Object.freeze(JSON.parse(exec ? exec.stateJson : run.state) as object);
     return await fn(

@@ -5,6 +5,7 @@ import {
   NotSerializableError,
   StepFailedError,
   StepTimeoutError,
+  ValueTooDeepError,
   WaymarkError,
 } from "../errors.js";
 import type { StepContext, StepOptions } from "../workflow.js";
@@ -198,7 +199,8 @@ export async function runStep<T>(
       attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
       attempt.endedAt = clock.now();
       attempt.error = info;
-      const fatal = err instanceof FatalError || err instanceof NotSerializableError;
+      const fatal =
+        err instanceof FatalError || err instanceof NotSerializableError || err instanceof ValueTooDeepError;
       if (fatal || attempt.n >= policy.maxAttempts) {
         const failure = new StepFailedError(exec.label, path, attempt.n, info, fatal);
         row.status = "failed";
