@@ -1,13 +1,18 @@
-// The size budget of answers: no tool answer passes MAX_ANSWER_CHARS; large values are cut with a note
-// and a link to the resource that holds them whole.
+// The size budget of answers: no answer passes MAX_ANSWER_CHARS, errors included; large values are cut
+// with a note and a link to the resource that holds them whole.
 //
 // IMPORTANT: a tool builds its answer at a given `valueLimit`; `fitAnswer` retries with smaller limits
-// until the whole result (text + structuredContent + links, as JSON) fits, then trims list items.
+// until the whole result (text + structuredContent + links, as JSON) fits, and cuts the text when even
+// the smallest does not; `withinBudget` is the last word on any tool result (the answer guard applies it
+// to every result the server sends, the SDK's own errors included).
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /** Hard ceiling on the characters of one tool result (its JSON), far below 25,000 tokens. */
 export const MAX_ANSWER_CHARS = 20_000;
+
+/** Longest message of a JSON-RPC error or an isError result, in characters. */
+export const MAX_ERROR_CHARS = 4000;
 
 /** Per-value limits tried in turn, largest first. */
 const VALUE_LIMITS = [6000, 3000, 1500, 700, 300, 120];
@@ -88,9 +93,55 @@ export class Shrinker {
   }
 }
 
-/** Characters of a tool result as it travels (JSON). */
-export function answerSize(result: CallToolResult): number {
-  return JSON.stringify(result).length;
+/** Characters of an answer as it travels (JSON). */
+export function answerSize(result: unknown): number {
+  return JSON.stringify(result)?.length ?? 0;
+}
+
+/**
+ * `text` cut to about `max` characters, its beginning and its end kept (an echoed value sits in the
+ * middle of a message, what to do at its end), saying how much was cut.
+ */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const note = ` … [${text.length - max} characters cut] … `;
+  const room = Math.max(0, max - note.length);
+  const tail = Math.min(Math.floor(room / 4), 600);
+  return `${text.slice(0, room - tail)}${note}${tail ? text.slice(-tail) : ""}`;
+}
+
+/**
+ * A tool result that fits `max`: returned as it is when it does; else its text is cut, and when its
+ * structured content alone is too large, an isError result that says so (and what to ask instead).
+ */
+export function withinBudget(result: CallToolResult, max = MAX_ANSWER_CHARS): CallToolResult {
+  const size = answerSize(result);
+  if (size <= max) return result;
+  const texts = result.content.filter((c) => c.type === "text").length;
+  const rest = answerSize({ ...result, content: result.content.filter((c) => c.type !== "text") });
+  // JSON escaping can make text longer as it travels: measure and cut again until it fits.
+  let room = Math.floor((max - rest - 100) / Math.max(1, texts));
+  for (let i = 0; room > 200 && i < 5; i++) {
+    const cut: CallToolResult = {
+      ...result,
+      content: result.content.map((c) => (c.type === "text" ? { ...c, text: cutText(c.text, room) } : c)),
+    };
+    const over = answerSize(cut) - max;
+    if (over <= 0) return cut;
+    room -= over + 50;
+  }
+  process.stderr.write(
+    `waymark mcp: an answer of ${size} characters did not fit the ${max}-character budget and was replaced by an error (a bug in Waymark)\n`,
+  );
+  return {
+    content: [
+      {
+        type: "text",
+        text: `ANSWER_TOO_LARGE: The answer had ${size} characters, more than the ${max} an answer may hold. Ask for less (a smaller limit, one entry with get_step), or read the values whole with resources/read. This is a bug in Waymark: the server's stderr log has a line about it.`,
+      },
+    ],
+    isError: true,
+  };
 }
 
 function toResult<T extends Record<string, unknown>>(answer: Answer<T>, shrinker: Shrinker): CallToolResult {
@@ -118,7 +169,7 @@ function toResult<T extends Record<string, unknown>>(answer: Answer<T>, shrinker
 
 /**
  * Builds an answer at decreasing value limits until it fits the budget. `render` may also trim lists
- * itself with `fitItems`. Returns the first result that fits (the smallest attempt otherwise).
+ * itself with `fitItems`. Returns the first result that fits (else the smallest, cut by withinBudget).
  */
 export function fitAnswer<T extends Record<string, unknown>>(
   render: (s: Shrinker) => Answer<T>,
@@ -130,7 +181,7 @@ export function fitAnswer<T extends Record<string, unknown>>(
     last = toResult(render(s), s);
     if (answerSize(last) <= max) return last;
   }
-  return last!;
+  return withinBudget(last!, max);
 }
 
 /**

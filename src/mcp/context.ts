@@ -7,6 +7,7 @@ import type { Engine } from "../engine/engine.js";
 import type { PublishedWorkflow } from "../engine/runs-api.js";
 import type { RunRow } from "../storage/store.js";
 import { nameList, ToolError } from "./errors.js";
+import { quote } from "./format.js";
 
 export interface McpServerOptions {
   /** Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action). */
@@ -92,14 +93,14 @@ export class McpContext {
     if (!names.includes(workflow)) {
       throw new ToolError(
         "WORKFLOW_NOT_FOUND",
-        `There is no workflow "${workflow}". ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."} Call list_workflows to see them.`,
+        `There is no workflow ${quote(workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."} Call list_workflows to see them.`,
       );
     }
     const recent = await this.engine.listRuns({ workflow, limit: 8 });
-    const keys = recent.runs.map((r) => JSON.stringify(r.key));
+    const keys = recent.runs.map((r) => quote(r.key));
     throw new ToolError(
       "RUN_NOT_FOUND",
-      `There is no run "${workflow}/${key}" (keys are case-sensitive). ${keys.length ? `Recent keys of "${workflow}": ${keys.join(", ")}${recent.nextCursor ? ", ..." : ""}.` : `Workflow "${workflow}" has no runs yet.`} Find a run with list_runs (workflow "${workflow}", keyContains)${this.offers("start_run") ? ", or create one with start_run" : ""}.`,
+      `There is no run ${quote(`${workflow}/${key}`, 160)} (keys are case-sensitive). ${keys.length ? `Recent keys of ${quote(workflow)}: ${keys.join(", ")}${recent.nextCursor ? ", ..." : ""}.` : `Workflow ${quote(workflow)} has no runs yet.`} Find a run with list_runs (workflow ${quote(workflow)}, keyContains)${this.offers("start_run") ? ", or create one with start_run" : ""}.`,
     );
   }
 }

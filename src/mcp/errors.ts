@@ -1,6 +1,7 @@
 // Domain failures as tool results: isError, with text that says what happened and what to call next.
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { cutText, MAX_ERROR_CHARS } from "./budget.js";
 
 /** A failure the MCP layer itself reports (unknown run, no code here, refused replay...). */
 export class ToolError extends Error {
@@ -30,7 +31,7 @@ export function errorResult(err: unknown): CallToolResult {
   if (!code)
     process.stderr.write(`waymark mcp: ${err instanceof Error ? (err.stack ?? message) : message}\n`);
   return {
-    content: [{ type: "text", text: text.length > 4000 ? `${text.slice(0, 4000)}…` : text }],
+    content: [{ type: "text", text: cutText(text, MAX_ERROR_CHARS) }],
     isError: true,
   };
 }

@@ -88,6 +88,11 @@ export function runLine(s: RunSummary): string {
   return `${s.workflow}/${s.key} [${s.status}] v${s.version}, created ${s.createdAt}${extra}`;
 }
 
+/** A name or text from a request as a message shows it: quoted, cut at `max` characters (it may be hostile). */
+export function quote(value: string, max = 80): string {
+  return JSON.stringify(value.length > max ? `${value.slice(0, max)}...` : value);
+}
+
 /** A JSON value on one line, cut to `max` characters, for text answers. */
 export function brief(value: unknown, max = 160): string {
   const json = JSON.stringify(value) ?? "undefined";

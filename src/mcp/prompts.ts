@@ -3,11 +3,11 @@
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, type GetPromptResult, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { z } from "zod";
 import { actionLine, diagnose } from "../diagnosis/index.js";
 import type { McpContext } from "./context.js";
 import { domainCode, nameList } from "./errors.js";
-import { brief, waitText } from "./format.js";
+import { brief, quote, waitText } from "./format.js";
+import { bounded, LIMITS } from "./limits.js";
 import { runUri } from "./uris.js";
 
 async function keysOf(
@@ -16,6 +16,7 @@ async function keysOf(
   status: "failed" | "waiting",
   prefix: string,
 ) {
+  if (prefix.length > LIMITS.key || (workflow?.length ?? 0) > LIMITS.name) return [];
   const page = await ctx.engine.listRuns({
     ...(workflow ? { workflow } : {}),
     status,
@@ -49,7 +50,7 @@ async function knownWorkflow(ctx: McpContext, workflow: string): Promise<void> {
   if (names.includes(workflow)) return;
   throw new McpError(
     ErrorCode.InvalidParams,
-    `There is no workflow "${workflow}". ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."}`,
+    `There is no workflow ${quote(workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."}`,
   );
 }
 
@@ -65,10 +66,11 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
       description:
         "Diagnose a failed (or stuck) run with diagnose_run: the culprit entry, the evidence, what a person must fix, and the exact tool calls that follow, replays previewed first.",
       argsSchema: {
-        workflow: completable(z.string().describe("Workflow of the failed run."), (value) =>
-          workflowsWith(ctx, "failed", value),
+        workflow: completable(
+          bounded(LIMITS.name, "workflow").describe("Workflow of the failed run."),
+          (value) => workflowsWith(ctx, "failed", value),
         ),
-        key: completable(z.string().describe("Key of the failed run."), (value, context) =>
+        key: completable(bounded(LIMITS.key, "key").describe("Key of the failed run."), (value, context) =>
           keysOf(ctx, context?.arguments?.workflow, "failed", value),
         ),
       },
@@ -123,8 +125,7 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
         // completable() marks the schema it is given, and the SDK looks for the mark on the argument's own
         // schema: so mark the optional one (completable(...).optional() would hide the completer).
         workflow: completable(
-          z
-            .string()
+          bounded(LIMITS.name, "workflow")
             .optional()
             .describe("Only runs of this workflow (optional; all workflows when left out)."),
           (value) => workflowsWith(ctx, "waiting", value ?? ""),

@@ -4,6 +4,8 @@
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
 import type { McpContext } from "./context.js";
+import { quote } from "./format.js";
+import { LIMITS } from "./limits.js";
 import { findEntry } from "./tools/get-step.js";
 import { collectWorkflows } from "./tools/list-workflows.js";
 import { parseRunUri, runUri, WORKFLOWS_URI } from "./uris.js";
@@ -19,7 +21,7 @@ async function readRun(ctx: McpContext, uri: URL): Promise<ReadResourceResult> {
   if (!addr) {
     throw new McpError(
       ErrorCode.InvalidParams,
-      `Not a run resource: ${href}. Run resources are waymark://runs/{workflow}/{key} with /history, /state or /steps/{id} after it; names are percent-encoded.`,
+      `Not a run resource: ${quote(href, 200)}. Run resources are waymark://runs/{workflow}/{key} with /history, /state or /steps/{id} after it; names are percent-encoded.`,
     );
   }
   const row = await ctx.run(addr.workflow, addr.key).catch((err: Error) => {
@@ -50,10 +52,13 @@ async function readRun(ctx: McpContext, uri: URL): Promise<ReadResourceResult> {
 }
 
 async function completeWorkflow(ctx: McpContext, value: string): Promise<string[]> {
+  if (value.length > LIMITS.name) return [];
   return (await ctx.workflowNames()).filter((n) => n.startsWith(value));
 }
 
 async function completeKey(ctx: McpContext, value: string, workflow: string | undefined): Promise<string[]> {
+  // Nothing is longer than its bound: a longer prefix or workflow completes to nothing, unsearched.
+  if (value.length > LIMITS.key || (workflow?.length ?? 0) > LIMITS.completion) return [];
   const page = await ctx.engine.listRuns({
     ...(workflow ? { workflow: decodeSafe(workflow) } : {}),
     ...(value ? { keyContains: value } : {}),
@@ -138,7 +143,7 @@ export function registerResources(mcp: McpServer, ctx: McpContext): void {
         id: async (value, context) => {
           const w = context?.arguments?.workflow;
           const k = context?.arguments?.key;
-          if (!w || !k) return [];
+          if (!w || !k || w.length + k.length + value.length > LIMITS.completion) return [];
           const row = await ctx.engine.store.findRun(decodeSafe(w), decodeSafe(k));
           if (!row) return [];
           const entries = await ctx.engine.history(row.id, { limit: 1000 });

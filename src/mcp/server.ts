@@ -2,11 +2,13 @@
 // Transports (stdio.ts, http.ts) only connect what this returns; every session shares the engine.
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Engine } from "../engine/engine.js";
 import { changeFeed } from "./changes.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";
+import { SessionGuard } from "./guard.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 import { TOOLS } from "./tools/index.js";
@@ -82,9 +84,16 @@ function registerSubscriptions(mcp: McpServer, ctx: McpContext): void {
   };
 }
 
+/** An McpServer whose every session, on any transport, passes through the guard (see guard.ts). */
+class GuardedMcpServer extends McpServer {
+  override connect(transport: Transport): Promise<void> {
+    return super.connect(new SessionGuard(transport));
+  }
+}
+
 /** A new MCP server over `engine`: tools (write tools hidden when readOnly), resources, prompts. */
 export function createMcpServer(engine: Engine, options: McpServerOptions = {}): McpServer {
-  const mcp = new McpServer(
+  const mcp = new GuardedMcpServer(
     { name: options.name ?? "waymark", version: options.version ?? "0.1.0" },
     {
       capabilities: {

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { fitAnswer } from "../budget.js";
 import { brief } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { runUri } from "../uris.js";
 import { runAddress } from "./get-run.js";
 import { defineTool } from "./tool.js";
@@ -14,7 +15,7 @@ export const callAction = defineTool({
     "Calls an action the workflow declares (list_workflows shows their names) on one run, with the run's committed state, and returns what it returns. Actions are the workflow author's own API: usually reads (e.g. getState), sometimes they send the run a message. Needs the workflow's code in this server (waymark mcp --registry).",
   input: {
     ...runAddress,
-    action: z.string().describe("Action name, as declared by the workflow."),
+    action: bounded(LIMITS.name, "action").describe("Action name, as declared by the workflow."),
     args: z
       .array(z.unknown())
       .optional()

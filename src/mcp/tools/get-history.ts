@@ -7,6 +7,7 @@ import type { HistoryEntry } from "../../engine/views.js";
 import { fitAnswer, fitItems, type Shrinker } from "../budget.js";
 import { decodeCursor, encodeCursor } from "../cursor.js";
 import { brief, detailIso, errorLine, iso } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { historyUri, stepUri } from "../uris.js";
 import { runAddress } from "./get-run.js";
 import { defineTool, READ_ONLY } from "./tool.js";
@@ -59,8 +60,7 @@ export const getHistory = defineTool({
   input: {
     ...runAddress,
     limit: z.number().int().min(1).max(100).optional().describe("Entries per page, 1-100 (default 30)."),
-    cursor: z
-      .string()
+    cursor: bounded(LIMITS.cursor, "cursor")
       .optional()
       .describe("nextCursor of the previous page, unchanged; omit to start at the first entry."),
   },

@@ -6,12 +6,13 @@ import { WAIT_KINDS, type WaitKind } from "../../engine/entries.js";
 import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
 import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { historyUri, runUri, stateUri } from "../uris.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
 export const runAddress = {
-  workflow: z.string().describe("Workflow name (see list_workflows)."),
-  key: z.string().describe("Run key (see list_runs). Case-sensitive."),
+  workflow: bounded(LIMITS.name, "workflow").describe("Workflow name (see list_workflows)."),
+  key: bounded(LIMITS.key, "key").describe("Run key (see list_runs). Case-sensitive."),
 };
 
 /** The JSON Schema of a queue of a run's workflow, if known here. */

@@ -7,6 +7,7 @@ import type { EntryDetail } from "../../engine/runs-api.js";
 import { fitAnswer } from "../budget.js";
 import { domainCode } from "../errors.js";
 import { brief, detailIso, errorLine, iso } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { stepUri } from "../uris.js";
 import { runAddress } from "./get-run.js";
 import { defineTool, READ_ONLY } from "./tool.js";
@@ -39,7 +40,7 @@ export const getStep = defineTool({
   input: {
     ...runAddress,
     step: z
-      .union([z.string(), z.number().int()])
+      .union([bounded(LIMITS.step, "step"), z.number().int()])
       .describe('Entry path (e.g. "charge", "notify[mail]/send") or entry id from get_history.'),
   },
   output: {

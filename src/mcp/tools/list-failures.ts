@@ -4,6 +4,8 @@ import { z } from "zod";
 import { listFailures as collectFailures } from "../../diagnosis/index.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import { ToolError } from "../errors.js";
+import { quote } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
 export const listFailures = defineTool({
@@ -12,8 +14,12 @@ export const listFailures = defineTool({
   description:
     'Answers "what is failing most?": failed and still-retrying runs since a time (default: the last 7 days), grouped by error signature (workflow, failing entry, error name and message with numbers, ids and quoted values normalised), most frequent first, each with its count, first and last seen, a few run keys, a diagnose_run call for its latest run. The signature of every failing run is stored when it fails, so the counts are complete at any scale. Use it to spot a systematic failure before diagnosing one run.',
   input: {
-    since: z.string().optional().describe("Only failures at or after this ISO time (default: 7 days ago)."),
-    workflow: z.string().optional().describe("Only runs of this workflow (exact name, see list_workflows)."),
+    since: bounded(LIMITS.time, "since")
+      .optional()
+      .describe("Only failures at or after this ISO time (default: 7 days ago)."),
+    workflow: bounded(LIMITS.name, "workflow")
+      .optional()
+      .describe("Only runs of this workflow (exact name, see list_workflows)."),
     limit: z.number().int().min(1).max(50).optional().describe("Signatures to return, 1-50 (default 10)."),
   },
   output: {
@@ -55,7 +61,7 @@ export const listFailures = defineTool({
       if (!Number.isFinite(since)) {
         throw new ToolError(
           "INVALID_INPUT",
-          `since ${JSON.stringify(args.since)} is not a time: use an ISO time such as 2026-01-31T12:00:00Z.`,
+          `since ${quote(args.since)} is not a time: use an ISO time such as 2026-01-31T12:00:00Z.`,
         );
       }
     }
@@ -75,7 +81,7 @@ export const listFailures = defineTool({
     );
     const text = failures.length
       ? `${failures.length} failure signature${failures.length === 1 ? "" : "s"} since ${list.since} (${list.scanned} failed or retrying runs in all):\n${lines.join("\n")}`
-      : `No failed or retrying runs since ${list.since}${args.workflow ? ` in workflow "${args.workflow}"` : ""}.`;
+      : `No failed or retrying runs since ${list.since}${args.workflow ? ` in workflow ${quote(args.workflow)}` : ""}.`;
     return fitAnswer(() => ({
       text,
       structured: { since: list.since, scanned: list.scanned, complete: list.complete, failures },

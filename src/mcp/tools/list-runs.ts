@@ -4,7 +4,8 @@ import { z } from "zod";
 import { RUN_STATUSES, type RunStatus } from "../../storage/store.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import { ToolError } from "../errors.js";
-import { runLine, runStatusSchema, runSummary, runSummaryShape } from "../format.js";
+import { quote, runLine, runStatusSchema, runSummary, runSummaryShape } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { runUri } from "../uris.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
@@ -14,7 +15,7 @@ function time(value: string | undefined, field: string): number | undefined {
   if (!Number.isFinite(ms)) {
     throw new ToolError(
       "INVALID_INPUT",
-      `${field} ${JSON.stringify(value)} is not a time: use an ISO time such as 2025-01-31T12:00:00Z.`,
+      `${field} ${quote(value)} is not a time: use an ISO time such as 2025-01-31T12:00:00Z.`,
     );
   }
   return ms;
@@ -26,23 +27,32 @@ export const listRuns = defineTool({
   description:
     "Finds runs, newest first, filtered by workflow, status, key (exact or substring), creation time or error text. Each run comes back as a one-line summary (status, what it waits for, its error). Use it to find failed runs (status: failed), runs waiting for a message (status: waiting), or a run whose key you half know. Pass nextCursor back as cursor for the next page. For one run's details use get_run.",
   input: {
-    workflow: z.string().optional().describe("Only runs of this workflow (exact name, see list_workflows)."),
+    workflow: bounded(LIMITS.name, "workflow")
+      .optional()
+      .describe("Only runs of this workflow (exact name, see list_workflows)."),
     status: z
-      .union([runStatusSchema, z.array(runStatusSchema)], {
+      .union([runStatusSchema, z.array(runStatusSchema).max(RUN_STATUSES.length)], {
         error: `status takes one of ${RUN_STATUSES.join(", ")}, or a list of them`,
       })
       .optional()
       .describe(
         'Only runs in this status or one of these statuses, e.g. "failed" or ["waiting", "sleeping"].',
       ),
-    key: z.string().optional().describe("Only the run with exactly this key."),
-    keyContains: z.string().optional().describe("Only runs whose key contains this text (case-sensitive)."),
-    errorContains: z.string().optional().describe("Only runs whose error contains this text."),
-    createdAfter: z.string().optional().describe("Only runs created after this ISO time."),
-    createdBefore: z.string().optional().describe("Only runs created before this ISO time."),
+    key: bounded(LIMITS.key, "key").optional().describe("Only the run with exactly this key."),
+    keyContains: bounded(LIMITS.filter, "keyContains")
+      .optional()
+      .describe("Only runs whose key contains this text (case-sensitive)."),
+    errorContains: bounded(LIMITS.filter, "errorContains")
+      .optional()
+      .describe("Only runs whose error contains this text."),
+    createdAfter: bounded(LIMITS.time, "createdAfter")
+      .optional()
+      .describe("Only runs created after this ISO time."),
+    createdBefore: bounded(LIMITS.time, "createdBefore")
+      .optional()
+      .describe("Only runs created before this ISO time."),
     limit: z.number().int().min(1).max(100).optional().describe("Runs per page, 1-100 (default 25)."),
-    cursor: z
-      .string()
+    cursor: bounded(LIMITS.cursor, "cursor")
       .optional()
       .describe("nextCursor of the previous page, unchanged; omit for the first page."),
   },
@@ -77,7 +87,7 @@ export const listRuns = defineTool({
     return fitAnswer(() => ({
       text: runs.length
         ? `${runs.length} run${runs.length === 1 ? "" : "s"}${nextCursor ? " (more: pass nextCursor)" : ""}:\n${runs.map((r) => `- ${runLine(r)}`).join("\n")}`
-        : `No runs match.${args.workflow ? ` (workflow "${args.workflow}")` : ""} Call list_workflows to see workflows and their run counts.`,
+        : `No runs match.${args.workflow ? ` (workflow ${quote(args.workflow)})` : ""} Call list_workflows to see workflows and their run counts.`,
       structured: { runs, nextCursor },
     }));
   },

@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { ReplayPlan, ReplayRequest } from "../../engine/replay.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import { iso } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { stateUri, stepUri } from "../uris.js";
 import { runAddress } from "./get-run.js";
 import { defineTool } from "./tool.js";
@@ -32,7 +33,7 @@ export const replayRun = defineTool({
   input: {
     ...runAddress,
     fromStep: z
-      .union([z.string(), z.number().int()])
+      .union([bounded(LIMITS.step, "fromStep"), z.number().int()])
       .optional()
       .describe(
         'Entry path (e.g. "charge", "notify[mail]/send") or id to replay from. Default: the failed entry.',

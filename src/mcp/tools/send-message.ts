@@ -5,7 +5,8 @@ import type { Engine } from "../../engine/engine.js";
 import type { MessageRow } from "../../storage/store.js";
 import { fitAnswer } from "../budget.js";
 import { domainCode, ToolError } from "../errors.js";
-import { brief } from "../format.js";
+import { brief, quote } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { runAddress } from "./get-run.js";
 import { defineTool } from "./tool.js";
 
@@ -24,12 +25,12 @@ export const sendMessage = defineTool({
     "Sends a JSON message to one of a run's queues, e.g. an approval decision to a run that waits for it. The body is validated with the queue's schema first (get_run shows the schema of the queue a run waits on; list_workflows shows every queue's schema); nothing is stored if it does not match. The message is durable once this returns. Pass an idempotencyKey so that a retried call stores the message only once. The answer says whether a run waiting on that queue consumed it, and the run's status afterwards.",
   input: {
     ...runAddress,
-    queue: z.string().describe("Queue name, as declared by the workflow (see get_run or list_workflows)."),
+    queue: bounded(LIMITS.name, "queue").describe(
+      "Queue name, as declared by the workflow (see get_run or list_workflows).",
+    ),
     body: z.unknown().describe("The message: JSON that matches the queue's schema."),
-    idempotencyKey: z
-      .string()
+    idempotencyKey: bounded(LIMITS.idempotencyKey, "idempotencyKey")
       .min(1)
-      .max(256)
       .optional()
       .describe("Sending again with the same key stores nothing new. Recommended: a unique id per decision."),
   },
@@ -38,7 +39,7 @@ export const sendMessage = defineTool({
     duplicate: z
       .boolean()
       .describe("True when the idempotency key was already used: nothing new was stored."),
-    queue: z.string().describe("Queue it was sent to."),
+    queue: bounded(LIMITS.name, "queue").describe("Queue it was sent to."),
     runWasWaiting: z
       .boolean()
       .describe("True when the run was waiting on this queue when the message arrived."),
@@ -109,7 +110,7 @@ export const sendMessage = defineTool({
       runStatus: after.status,
     };
     const what = res.duplicate
-      ? `Not stored again: idempotency key ${JSON.stringify(args.idempotencyKey)} was already used by message #${res.messageId}.`
+      ? `Not stored again: idempotency key ${quote(args.idempotencyKey ?? "")} was already used by message #${res.messageId}.`
       : `Message #${res.messageId} stored on queue "${args.queue}" of ${label}.`;
     const fate = consumed
       ? `The run consumed it${consumedBy ? ` at "${consumedBy}"` : ""} and is now ${after.status}.`

@@ -3,7 +3,8 @@
 import { z } from "zod";
 import { fitAnswer } from "../budget.js";
 import { nameList, ToolError } from "../errors.js";
-import { runSummary, runSummaryShape } from "../format.js";
+import { quote, runSummary, runSummaryShape } from "../format.js";
+import { bounded, LIMITS } from "../limits.js";
 import { runUri } from "../uris.js";
 import { defineTool } from "./tool.js";
 
@@ -13,11 +14,9 @@ export const startRun = defineTool({
   description:
     "Starts a run of a workflow under a key, with an input. Idempotent by key: if a run with that key exists, nothing new starts and the existing run is returned (created: false). Only works when this server runs the workflow's code (waymark mcp --registry); beside an application, start runs from the application. Follow the new run with wait_for_run or get_run.",
   input: {
-    workflow: z.string().describe("Workflow name (see list_workflows)."),
-    key: z
-      .string()
+    workflow: bounded(LIMITS.name, "workflow").describe("Workflow name (see list_workflows)."),
+    key: bounded(LIMITS.key, "key")
       .min(1)
-      .max(512)
       .describe("Key of the new run: unique within the workflow, e.g. an order id."),
     input: z
       .unknown()
@@ -45,12 +44,12 @@ export const startRun = defineTool({
       if (!names.includes(args.workflow)) {
         throw new ToolError(
           "WORKFLOW_NOT_FOUND",
-          `There is no workflow "${args.workflow}". ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."}`,
+          `There is no workflow ${quote(args.workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."}`,
         );
       }
       throw new ToolError(
         "NO_CODE",
-        `This MCP server has no code for workflow "${args.workflow}" (it is attached to the database beside an application), so it cannot start runs. Start the run from the application that registers "${args.workflow}", or restart this server with --registry <module that exports the registry> so it runs the workflows itself.`,
+        `This MCP server has no code for workflow ${quote(args.workflow)} (it is attached to the database beside an application), so it cannot start runs. Start the run from the application that registers ${quote(args.workflow)}, or restart this server with --registry <module that exports the registry> so it runs the workflows itself.`,
       );
     }
     const existed = (await engine.store.findRun(args.workflow, args.key)) !== undefined;

@@ -1,0 +1,161 @@
+// A transport wrapper around every session, in both directions. Requests whose names or URIs pass their
+// bound are refused before the SDK looks at them (it would match, search and echo them). Every answer
+// the session sends, JSON-RPC error or result, is held to the budget whoever built it (our handlers, or
+// the SDK: "Tool <name> not found", argument validation). Handlers fit their own answers; this is the net.
+//
+// IMPORTANT: resources/read results pass whole: resources are where answers link for values too large
+// for them. Everything else is cut to fit: error messages keep their beginning and end, tool results go
+// through withinBudget, completions and listings lose items from their end, prompt texts are cut.
+
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import {
+  type CallToolResult,
+  ErrorCode,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+} from "@modelcontextprotocol/sdk/types.js";
+import { answerSize, cutText, MAX_ANSWER_CHARS, MAX_ERROR_CHARS, withinBudget } from "./budget.js";
+import { count, LIMITS } from "./limits.js";
+
+type Json = Record<string, unknown>;
+
+/** An error's message cut, its data dropped when large: a JSON-RPC error is a short sentence. */
+function fitError(error: { code: number; message: string; data?: unknown }) {
+  const { data, ...rest } = error;
+  // An McpError's message starts with "MCP error <code>: ", and the client's SDK adds that again.
+  const message = cutText(String(error.message ?? "").replace(/^MCP error -?\d+: /, ""), MAX_ERROR_CHARS);
+  return answerSize(data) <= 2000
+    ? { ...rest, message, ...(data === undefined ? {} : { data }) }
+    : { ...rest, message };
+}
+
+/** The longest prefix of `items` that keeps `wrap(prefix)` within the budget. */
+function fitList<T>(items: T[], wrap: (items: T[]) => unknown): T[] {
+  let lo = 0;
+  let hi = items.length;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (answerSize(wrap(items.slice(0, mid))) <= MAX_ANSWER_CHARS) lo = mid;
+    else hi = mid - 1;
+  }
+  return items.slice(0, lo);
+}
+
+/** A result held to the budget, by its shape (a response does not name its method). */
+function fitResult(result: Json): Json {
+  if (answerSize(result) <= MAX_ANSWER_CHARS) return result;
+  if (Array.isArray(result.contents)) return result; // resources/read: values whole, by design
+  if (Array.isArray(result.content)) return withinBudget(result as CallToolResult) as Json;
+  const completion = result.completion as { values?: string[] } | undefined;
+  if (completion && Array.isArray(completion.values)) {
+    const values = fitList(completion.values, (v) => ({
+      ...result,
+      completion: { ...completion, values: v },
+    }));
+    return { ...result, completion: { ...completion, values, hasMore: true } };
+  }
+  if (Array.isArray(result.resources)) {
+    return { ...result, resources: fitList(result.resources, (r) => ({ ...result, resources: r })) };
+  }
+  if (Array.isArray(result.messages)) {
+    const texts = result.messages.length;
+    const room = Math.floor((MAX_ANSWER_CHARS - 1000) / Math.max(1, texts));
+    const messages = (result.messages as Array<{ content?: { type?: string; text?: string } }>).map((m) =>
+      m.content?.type === "text" && typeof m.content.text === "string"
+        ? { ...m, content: { ...m.content, text: cutText(m.content.text, room) } }
+        : m,
+    );
+    return { ...result, messages };
+  }
+  // The server's own listings are as large as its code makes them, whatever the client sends.
+  if (Array.isArray(result.tools) || Array.isArray(result.prompts) || Array.isArray(result.resourceTemplates))
+    return result;
+  process.stderr.write(
+    `waymark mcp: an answer of ${answerSize(result)} characters passes the ${MAX_ANSWER_CHARS}-character budget (keys: ${Object.keys(result).join(", ")})\n`,
+  );
+  return result;
+}
+
+/** The message as it may leave: errors and results held to the budget, requests and notifications as they are. */
+export function fitMessage(message: JSONRPCMessage): JSONRPCMessage {
+  if ("error" in message && message.error) return { ...message, error: fitError(message.error) };
+  if ("result" in message && message.result) return { ...message, result: fitResult(message.result) };
+  return message;
+}
+
+/** Strings of a request that the SDK would read before any handler of ours: each with its bound. */
+function tooLong(message: JSONRPCMessage): string | null {
+  if (!("method" in message) || !("id" in message)) return null;
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  const check = (value: unknown, max: number, what: string) =>
+    typeof value === "string" && value.length > max
+      ? `${what} is too long: ${count(value.length)} characters, at most ${count(max)} are accepted.`
+      : null;
+  switch (message.method) {
+    case "resources/read":
+    case "resources/subscribe":
+    case "resources/unsubscribe":
+      return check(params.uri, LIMITS.uri, "The resource URI");
+    case "tools/call":
+      return check(params.name, LIMITS.name, "The tool name");
+    case "prompts/get":
+      return check(params.name, LIMITS.name, "The prompt name");
+    case "completion/complete": {
+      const ref = (params.ref ?? {}) as Record<string, unknown>;
+      const argument = (params.argument ?? {}) as Record<string, unknown>;
+      return (
+        check(ref.uri, LIMITS.uri, "The resource template") ??
+        check(ref.name, LIMITS.name, "The prompt name") ??
+        check(argument.name, LIMITS.name, "The argument name")
+      );
+    }
+    default:
+      return null;
+  }
+}
+
+/** A transport that refuses oversized requests and holds every answer to the budget; see the top of the file. */
+export class SessionGuard implements Transport {
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: (<T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void) | undefined;
+
+  constructor(private readonly inner: Transport) {
+    this.onclose = inner.onclose;
+    this.onerror = inner.onerror;
+    this.onmessage = inner.onmessage;
+    inner.onclose = () => this.onclose?.();
+    inner.onerror = (error) => this.onerror?.(error);
+    inner.onmessage = (message, extra) => {
+      const refusal = tooLong(message);
+      if (refusal === null || !("id" in message)) {
+        this.onmessage?.(message, extra);
+        return;
+      }
+      const error = { code: ErrorCode.InvalidParams, message: refusal };
+      this.inner
+        .send({ jsonrpc: "2.0", id: message.id, error })
+        .catch((err: unknown) => this.onerror?.(err as Error));
+    };
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  start(): Promise<void> {
+    return this.inner.start();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(fitMessage(message), options);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,50 @@
+// Bounds on what a client may send and hold: every string argument of a tool, prompt or resource
+// address has one, and so do sessions and subscriptions, so no request makes the server keep, search or
+// echo megabytes. Message bodies (send_message body, start_run input, call_action args) are bounded by
+// the transport instead: an HTTP body or a stdio line (see http.ts and stdio.ts).
+
+import { z } from "zod";
+
+/** Longest string of each kind a client may send, in characters. */
+export const LIMITS = {
+  /** Workflow, queue and action names (written in code: short). */
+  name: 200,
+  /** Run keys: the engine's own limit. */
+  key: 512,
+  /** Substring filters (keyContains, errorContains). */
+  filter: 512,
+  /** Times (ISO or milliseconds). */
+  time: 64,
+  /** Opaque page cursors this server hands out. */
+  cursor: 512,
+  /** Entry paths or ids ("notify[mail]/send"). */
+  step: 2000,
+  /** Idempotency keys of messages. */
+  idempotencyKey: 256,
+  /** A resource address (subscribe, read). */
+  uri: 4096,
+  /** A completion's typed prefix or context argument. */
+  completion: 2000,
+} as const;
+
+/** Open HTTP sessions a server keeps at once; more initializes answer 503 (`--max-sessions`). */
+export const DEFAULT_MAX_SESSIONS = 100;
+
+/** Subscriptions one session may hold at once. */
+export const DEFAULT_MAX_SUBSCRIPTIONS = 1000;
+
+/** "2,000,000" */
+export function count(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/**
+ * A string argument of at most `max` characters; a longer one is refused before any handler runs, with
+ * a message that names the bound and the length received (never the value).
+ */
+export function bounded(max: number, what: string): z.ZodString {
+  return z.string().max(max, {
+    error: (issue) =>
+      `${what} is too long: ${typeof issue.input === "string" ? `${count(issue.input.length)} characters` : "more"}, at most ${count(max)} are accepted`,
+  });
+}
