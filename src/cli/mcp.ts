@@ -1,7 +1,7 @@
 // `waymark mcp`: serve a database over MCP, beside a running application (attach) or with its workflows.
 //
 //   waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module] [--read-only] [--token-env NAME]
-//                    [--session-idle minutes]
+//                    [--session-idle minutes] [--max-sessions N] [--max-subscriptions N]
 //
 // Logs go to stderr; in stdio mode stdout carries only the protocol.
 
@@ -11,6 +11,7 @@ import { pathToFileURL } from "node:url";
 import type { Engine } from "../engine/engine.js";
 import { createInspector } from "../inspector/index.js";
 import { DEFAULT_HTTP_PORT, DEFAULT_SESSION_IDLE_MS, type HttpHandle, serveHttp } from "../mcp/http.js";
+import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SUBSCRIPTIONS } from "../mcp/limits.js";
 import { createMcpServer } from "../mcp/server.js";
 import { claimStdout, serveStdio } from "../mcp/stdio.js";
 import { attach, type Registry } from "../registry.js";
@@ -18,7 +19,7 @@ import { DEFAULT_DATABASE } from "../storage/open.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
 
 const HELP = `Usage: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module] [--read-only] [--token-env NAME]
-                  [--session-idle minutes]
+                  [--session-idle minutes] [--max-sessions N] [--max-subscriptions N]
 
 Serves a Waymark database over MCP.
   --stdio              Talk MCP over stdin/stdout (default): what Claude Code, Claude Desktop and Cursor spawn.
@@ -36,6 +37,9 @@ Serves a Waymark database over MCP.
                        http://host:port/?token=<token>: a session cookie then carries it.
   --session-idle min   Close an HTTP session after this many minutes with no request and no open stream
                        (default ${DEFAULT_SESSION_IDLE_MS / 60_000}); a client that returns later starts a new session.
+  --max-sessions N     Keep at most N HTTP sessions open at once (default ${DEFAULT_MAX_SESSIONS}); past it, an initialize is
+                       answered 503 with a message saying so.
+  --max-subscriptions N  Resource subscriptions one session may hold at once (default ${DEFAULT_MAX_SUBSCRIPTIONS}).
 `;
 
 interface Args {
@@ -47,6 +51,8 @@ interface Args {
   readOnly: boolean;
   tokenEnv: string | null;
   sessionIdleMs: number;
+  maxSessions: number;
+  maxSubscriptions: number;
 }
 
 class UsageError extends Error {}
@@ -61,6 +67,15 @@ export function parseArgs(argv: string[]): Args | "help" {
     readOnly: false,
     tokenEnv: null,
     sessionIdleMs: DEFAULT_SESSION_IDLE_MS,
+    maxSessions: DEFAULT_MAX_SESSIONS,
+    maxSubscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+  };
+  const whole = (i: number, flag: string) => {
+    const v = value(i, flag);
+    const n = Number(v);
+    if (!Number.isSafeInteger(n) || n < 1)
+      throw new UsageError(`${flag} takes a whole number above 0, e.g. 100; got "${v}".`);
+    return n;
   };
   const value = (i: number, flag: string) => {
     const v = argv[i + 1];
@@ -110,6 +125,12 @@ export function parseArgs(argv: string[]): Args | "help" {
         args.sessionIdleMs = minutes * 60_000;
         break;
       }
+      case "--max-sessions":
+        args.maxSessions = whole(i++, a);
+        break;
+      case "--max-subscriptions":
+        args.maxSubscriptions = whole(i++, a);
+        break;
       default:
         throw new UsageError(`Unknown option "${a}".`);
     }
@@ -182,7 +203,8 @@ export async function run(argv: string[]): Promise<number> {
     return err instanceof UsageError ? 2 : 1;
   }
 
-  const factory = () => createMcpServer(engine, { readOnly: args.readOnly });
+  const factory = () =>
+    createMcpServer(engine, { readOnly: args.readOnly, maxSubscriptions: args.maxSubscriptions });
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => {
     stop = resolve;
@@ -199,6 +221,7 @@ export async function run(argv: string[]): Promise<number> {
         port: args.port,
         ...(token ? { token } : {}),
         sessionIdleMs: args.sessionIdleMs,
+        maxSessions: args.maxSessions,
         mount: createInspector(engine, { readOnly: args.readOnly }),
       });
       log(

@@ -16,6 +16,8 @@ export interface McpServerOptions {
   name?: string;
   /** Server version reported to clients. */
   version?: string;
+  /** Subscriptions one session may hold at once (default DEFAULT_MAX_SUBSCRIPTIONS in limits.ts). */
+  maxSubscriptions?: number;
 }
 
 export class McpContext {

@@ -9,6 +9,7 @@ import os from "node:os";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { count, DEFAULT_MAX_SESSIONS } from "./limits.js";
 
 export interface HttpOptions {
   /** Address to bind (default 127.0.0.1). */
@@ -29,6 +30,11 @@ export interface HttpOptions {
    * A client that comes back after that gets 404 and initializes a new session, as the spec asks.
    */
   sessionIdleMs?: number;
+  /**
+   * Open sessions kept at once (default DEFAULT_MAX_SESSIONS): past it, an initialize answers 503 with a
+   * JSON-RPC error saying so, and nothing is kept for it. Each session holds a server and its subscriptions.
+   */
+  maxSessions?: number;
   /**
    * Serves every other path (the inspector), after the Host and Origin checks. It gets the bearer token
    * to enforce itself, since a browser page cannot send an Authorization header.
@@ -146,6 +152,9 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
     ...(options.allowedHosts ?? []).map((h) => h.toLowerCase()),
   ]);
   const sessions = new Map<string, Session>();
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  /** Initializes being answered: they count against the cap until they become sessions or fail. */
+  let opening = 0;
 
   const hostAllowed = (name: string) => wildcard || allowed.has(name);
 
@@ -225,22 +234,38 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
         );
         return;
       }
-      const server = factory();
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => {
-          const session: Session = { transport, server, busy: 0, lastActive: Date.now() };
-          sessions.set(id, session);
-          track(session, res);
-        },
-      });
-      await server.connect(transport);
-      const previous = server.server.onclose;
-      server.server.onclose = () => {
-        previous?.();
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
-      await transport.handleRequest(req, res, body);
+      if (sessions.size + opening >= maxSessions) {
+        jsonError(
+          res,
+          503,
+          -32000,
+          `Too many MCP sessions: this server keeps at most ${count(maxSessions)} at once (--max-sessions), and all are open. End the sessions of clients you no longer use (DELETE with their mcp-session-id; an idle one ends by itself after --session-idle minutes), or restart the server with a higher --max-sessions.`,
+          { "retry-after": "60" },
+        );
+        return;
+      }
+      opening++;
+      try {
+        const server = factory();
+        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (id) => {
+            const session: Session = { transport, server, busy: 0, lastActive: Date.now() };
+            sessions.set(id, session);
+            track(session, res);
+          },
+        });
+        await server.connect(transport);
+        const previous = server.server.onclose;
+        server.server.onclose = () => {
+          previous?.();
+          if (transport.sessionId) sessions.delete(transport.sessionId);
+        };
+        await transport.handleRequest(req, res, body);
+        if (!transport.sessionId) await server.close().catch(() => {});
+      } finally {
+        opening--;
+      }
       return;
     }
     if (req.method === "GET" || req.method === "DELETE") {

@@ -3,17 +3,15 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { SubscribeRequestSchema, UnsubscribeRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Engine } from "../engine/engine.js";
-import { changeFeed } from "./changes.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";
 import { SessionGuard } from "./guard.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
+import { registerSubscriptions } from "./subscriptions.js";
 import { TOOLS } from "./tools/index.js";
 import type { ToolDef } from "./tools/tool.js";
-import { parseRunUri, WORKFLOWS_URI } from "./uris.js";
 
 export type { McpServerOptions } from "./context.js";
 
@@ -49,41 +47,6 @@ function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
   );
 }
 
-/** resources/subscribe and unsubscribe: notifications/resources/updated on every change of a watched run. */
-function registerSubscriptions(mcp: McpServer, ctx: McpContext): void {
-  const feed = changeFeed(ctx.engine);
-  const subscriptions = new Map<string, Promise<() => void>>();
-  const notify = (uri: string) => () => {
-    if (mcp.isConnected()) void mcp.server.sendResourceUpdated({ uri }).catch(() => {});
-  };
-  mcp.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-    const uri = request.params.uri;
-    if (subscriptions.has(uri)) return {};
-    let off: Promise<() => void>;
-    if (uri === WORKFLOWS_URI) off = feed.watchAll(notify(uri));
-    else {
-      const addr = parseRunUri(uri);
-      // A URI that names nothing of ours is accepted (as the protocol expects) and simply never changes.
-      off = addr ? feed.watchRun(addr.workflow, addr.key, notify(uri)) : Promise.resolve(() => {});
-    }
-    subscriptions.set(uri, off);
-    await off;
-    return {};
-  });
-  mcp.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-    const off = subscriptions.get(request.params.uri);
-    subscriptions.delete(request.params.uri);
-    if (off) (await off)();
-    return {};
-  });
-  const previous = mcp.server.onclose;
-  mcp.server.onclose = () => {
-    previous?.();
-    for (const off of subscriptions.values()) void off.then((f) => f());
-    subscriptions.clear();
-  };
-}
-
 /** An McpServer whose every session, on any transport, passes through the guard (see guard.ts). */
 class GuardedMcpServer extends McpServer {
   override connect(transport: Transport): Promise<void> {
@@ -111,6 +74,6 @@ export function createMcpServer(engine: Engine, options: McpServerOptions = {}):
   for (const tool of tools) registerTool(mcp, ctx, tool as unknown as ToolDef);
   registerResources(mcp, ctx);
   registerPrompts(mcp, ctx);
-  registerSubscriptions(mcp, ctx);
+  registerSubscriptions(mcp, ctx, options.maxSubscriptions);
   return mcp;
 }

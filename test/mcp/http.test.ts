@@ -1,14 +1,12 @@
 // Streamable HTTP on port 0: sessions, GET stream notifications, DELETE, token, Host/Origin and body guards.
 
-import http from "node:http";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, expect, test } from "vitest";
 import type { Engine } from "../../src/engine/engine.js";
 import { type HttpOptions, serveHttp } from "../../src/mcp/http.js";
 import { createMcpServer } from "../../src/mcp/server.js";
 import { Closer, call, startEngine, tempDb, until } from "./helpers.js";
+import { httpClient, INIT, raw } from "./http-helpers.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
@@ -19,59 +17,6 @@ async function serve(engine: Engine, options: HttpOptions = {}) {
   return handle;
 }
 
-async function httpClient(url: string, token?: string) {
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    ...(token ? { requestInit: { headers: { authorization: `Bearer ${token}` } } } : {}),
-  });
-  const client = new Client({ name: "http-test", version: "1.0.0" });
-  await client.connect(transport);
-  closer.add(() => client.close());
-  return { client, transport };
-}
-
-/** A raw request, so tests can set Host, Origin and bodies the SDK client would not send. */
-function raw(
-  url: string,
-  init: { method?: string; headers?: Record<string, string>; body?: string },
-): Promise<{ status: number; body: string; sessionId: string }> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: u.hostname,
-        port: u.port,
-        path: u.pathname,
-        method: init.method ?? "POST",
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json, text/event-stream",
-          ...init.headers,
-        },
-      },
-      (res) => {
-        let body = "";
-        res.on("data", (d) => (body += d));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            body,
-            sessionId: String(res.headers["mcp-session-id"] ?? ""),
-          }),
-        );
-      },
-    );
-    req.on("error", reject);
-    req.end(init.body ?? "");
-  });
-}
-
-const INIT = JSON.stringify({
-  jsonrpc: "2.0",
-  id: 1,
-  method: "initialize",
-  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-});
-
 test("two sessions each get their own server; subscriptions notify over the GET stream; DELETE ends a session", async () => {
   const engine = await startEngine(closer, tempDb(closer));
   await engine.getOrCreate("approval", "a1", { amount: 5 });
@@ -79,8 +24,8 @@ test("two sessions each get their own server; subscriptions notify over the GET 
   const handle = await serve(engine);
   expect(handle.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
 
-  const one = await httpClient(handle.url);
-  const two = await httpClient(handle.url);
+  const one = await httpClient(closer, handle.url);
+  const two = await httpClient(closer, handle.url);
   expect(one.transport.sessionId).toBeTruthy();
   expect(one.transport.sessionId).not.toBe(two.transport.sessionId);
   expect(handle.sessionCount()).toBe(2);
@@ -145,11 +90,11 @@ test("a bearer token is required when set, and binding beyond loopback without o
   expect(none.status).toBe(401);
   const wrong = await raw(handle.url, { headers: { authorization: "Bearer nope" }, body: INIT });
   expect(wrong.status).toBe(401);
-  const { client } = await httpClient(handle.url, "s3cret-token");
+  const { client } = await httpClient(closer, handle.url, "s3cret-token");
   expect((await call(client, "list_workflows")).structuredContent!.workflows).toHaveLength(4);
 
   const wide = await serve(engine, { host: "0.0.0.0", token: "s3cret-token" });
-  const viaLoopback = await httpClient(wide.url.replace("0.0.0.0", "127.0.0.1"), "s3cret-token");
+  const viaLoopback = await httpClient(closer, wide.url.replace("0.0.0.0", "127.0.0.1"), "s3cret-token");
   expect((await viaLoopback.client.listTools()).tools.length).toBeGreaterThan(5);
 });
 
@@ -164,7 +109,7 @@ test("a session idle past sessionIdleMs is closed; a connected client's open GET
   expect(abandoned).toBeTruthy();
 
   // An SDK client keeps its GET stream open while connected, so its session survives idle periods.
-  const live = await httpClient(handle.url);
+  const live = await httpClient(closer, handle.url);
   expect(handle.sessionCount()).toBe(2);
 
   await until(() => handle.sessionsReaped() === 1, "the abandoned session to be reaped", 5_000);

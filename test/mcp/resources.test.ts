@@ -94,8 +94,10 @@ test("a subscribed run sends notifications/resources/updated as it moves on, in 
   await engine.getOrCreate("approval", "order/9", { amount: 2 });
   await until(async () => (await engine.store.findRun("approval", "order/9"))?.status === "waiting", "wait");
   expect(seen.a!.length).toBe(before);
-  // A URI that names nothing of ours is accepted (the protocol expects it) and never notifies.
-  expect(await a.subscribeResource({ uri: "https://example.com/x" })).toEqual({});
+  // A URI that names nothing of ours is refused, and says what can be subscribed to.
+  await expect(a.subscribeResource({ uri: "https://example.com/x" })).rejects.toThrow(
+    /not a resource of this server.*waymark:\/\/runs\/\{workflow\}\/\{key\}/,
+  );
 });
 
 test("prompts: diagnose a failed run and review pending approvals, with argument completion", async () => {
