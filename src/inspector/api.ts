@@ -14,14 +14,29 @@
 // IMPORTANT: the three POST routes write; they are refused (403) in read-only mode.
 
 import type { IncomingMessage } from "node:http";
+import type { Diagnosis } from "../diagnosis/types.js";
 import type { Engine } from "../engine/engine.js";
 import type { ListRunsOptions } from "../engine/runs-api.js";
 import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
 import { ApiError, readJson } from "./respond.js";
-import { clip, entryBar, runRow } from "./shapes.js";
+import {
+  type CancelAnswer,
+  clip,
+  type DiagnosisAnswer,
+  type EntryAnswer,
+  entryBar,
+  type HistoryAnswer,
+  type MetaAnswer,
+  type ReplayAnswer,
+  type RunAnswer,
+  type RunsAnswer,
+  runRow,
+  type SendAnswer,
+  type WorkflowsAnswer,
+} from "./shapes.js";
 
 /** How a failed run is explained; supplied by the diagnosis module when there is one. */
-export type Diagnose = (engine: Engine, runId: number) => Promise<unknown>;
+export type Diagnose = (engine: Engine, runId: number) => Promise<Diagnosis>;
 
 export interface ApiOptions {
   readOnly: boolean;
@@ -118,7 +133,7 @@ export class InspectorApi {
     );
   }
 
-  private meta() {
+  private meta(): MetaAnswer {
     return {
       readOnly: this.options.readOnly,
       /** True when this process has no workflow code: another process executes the runs. */
@@ -129,7 +144,7 @@ export class InspectorApi {
     };
   }
 
-  private async workflows() {
+  private async workflows(): Promise<WorkflowsAnswer> {
     const workflows = await this.engine.listWorkflows();
     const totals: Record<string, number> = {};
     for (const w of workflows) {
@@ -148,7 +163,7 @@ export class InspectorApi {
     };
   }
 
-  private async runs(url: URL) {
+  private async runs(url: URL): Promise<RunsAnswer> {
     const q = url.searchParams;
     const options: ListRunsOptions = {};
     const workflow = q.get("workflow");
@@ -185,7 +200,7 @@ export class InspectorApi {
     return meta?.queues ?? {};
   }
 
-  private async run(workflow: string, key: string) {
+  private async run(workflow: string, key: string): Promise<RunAnswer> {
     const info = await this.engine.info(await this.runId(workflow, key));
     const schemas = await this.queueSchemas(info.workflow, info.version);
     const now = this.engine.clock.now();
@@ -215,7 +230,7 @@ export class InspectorApi {
     };
   }
 
-  private async history(workflow: string, key: string) {
+  private async history(workflow: string, key: string): Promise<HistoryAnswer> {
     const id = await this.runId(workflow, key);
     const entries = await this.engine.history(id, { limit: HISTORY_MAX });
     const last = entries.at(-1);
@@ -230,7 +245,7 @@ export class InspectorApi {
     };
   }
 
-  private async entry(workflow: string, key: string, ref: string) {
+  private async entry(workflow: string, key: string, ref: string): Promise<EntryAnswer> {
     const id = await this.runId(workflow, key);
     if (!/^\d+$/.test(ref)) throw new ApiError(400, "INVALID_INPUT", `Entry ids are numbers; got "${ref}".`);
     const e = await this.engine.entry(id, Number(ref));
@@ -247,7 +262,7 @@ export class InspectorApi {
     };
   }
 
-  private async diagnosis(workflow: string, key: string) {
+  private async diagnosis(workflow: string, key: string): Promise<DiagnosisAnswer> {
     const id = await this.runId(workflow, key);
     const diagnose = this.options.diagnose;
     if (!diagnose) {
@@ -260,7 +275,7 @@ export class InspectorApi {
     return { diagnosis: await diagnose(this.engine, id) };
   }
 
-  private async send(workflow: string, key: string, args: Record<string, unknown>) {
+  private async send(workflow: string, key: string, args: Record<string, unknown>): Promise<SendAnswer> {
     const id = await this.runId(workflow, key);
     const queue = str(args.queue, "queue", 200);
     if (!("body" in args)) throw new ApiError(400, "INVALID_INPUT", "Give the message as body.");
@@ -270,7 +285,7 @@ export class InspectorApi {
     return { ...sent, queue };
   }
 
-  private async replay(workflow: string, key: string, args: Record<string, unknown>) {
+  private async replay(workflow: string, key: string, args: Record<string, unknown>): Promise<ReplayAnswer> {
     const id = await this.runId(workflow, key);
     const from = args.fromStep;
     if (from !== undefined && from !== null && typeof from !== "string" && !Number.isInteger(from))
@@ -284,7 +299,7 @@ export class InspectorApi {
     return { ...result, restoreState: clip(result.restoreState, RUN_VALUE_MAX) };
   }
 
-  private async cancel(workflow: string, key: string) {
+  private async cancel(workflow: string, key: string): Promise<CancelAnswer> {
     const result = await this.engine.cancel(await this.runId(workflow, key), { by: "the run inspector" });
     return { status: result };
   }

@@ -1,8 +1,12 @@
 // What the inspector's API answers: runs, entries and values cut to a size a browser draws quickly.
 
+import type { Diagnosis } from "../diagnosis/types.js";
 import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.js";
 import type { ErrorInfo } from "../engine/error-info.js";
+import type { ReplayPlan } from "../engine/replay.js";
+import type { EntryDetail, SendResult } from "../engine/runs-api.js";
 import type { HistoryEntry, RunInfo, WaitInfo } from "../engine/views.js";
+import type { RunStatus } from "../storage/store.js";
 
 /** A value too large to send whole: its size and the start of its JSON. */
 export interface Clipped {
@@ -117,4 +121,114 @@ export function entryBar(e: HistoryEntry): EntryBar {
     error: briefError(e.error),
     detail,
   };
+}
+
+// ---- the API's answers, as the page reads them (src/inspector/static imports these types) ----------
+
+/** GET /api/meta. */
+export interface MetaAnswer {
+  readOnly: boolean;
+  /** True when this process has no workflow code: another process executes the runs. */
+  attached: boolean;
+  diagnosis: boolean;
+  statuses: readonly RunStatus[];
+  serverNow: number;
+}
+
+/** A workflow in GET /api/workflows: versions, queues and run counts by status. */
+export interface WorkflowRow {
+  name: string;
+  versions: number[];
+  latest: number;
+  description: string | null;
+  queues: string[];
+  runs: Record<string, number>;
+}
+
+/** GET /api/workflows. */
+export interface WorkflowsAnswer {
+  workflows: WorkflowRow[];
+  /** Runs by status over every workflow. */
+  totals: Record<string, number>;
+}
+
+/** GET /api/runs: a page of runs, newest first. */
+export interface RunsAnswer {
+  runs: RunRow[];
+  nextCursor: string | null;
+  serverNow: number;
+}
+
+/** A run whole, as its view shows it (values clipped to a size a browser draws quickly). */
+export interface RunDetail extends Omit<RunRow, "error"> {
+  error: ErrorInfo | null;
+  input: unknown;
+  state: unknown;
+  output: unknown;
+  wakeAt: number | null;
+  /** A process holds a live lease on it and is running its code now. */
+  executing: boolean;
+}
+
+/** What a run waits on, with the JSON Schema of the queue's messages when a process published one. */
+export interface WaitView extends WaitInfo {
+  messageSchema?: unknown;
+}
+
+/** A queue of the run's workflow version and the JSON Schema of its messages. */
+export interface QueueView {
+  name: string;
+  schema: unknown;
+}
+
+/** What the page may do with a run (nothing on a read-only server). */
+export interface RunActions {
+  send: boolean;
+  cancel: boolean;
+  replay: boolean;
+}
+
+/** GET /api/runs/:workflow/:key. */
+export interface RunAnswer {
+  run: RunDetail;
+  waiting: WaitView[];
+  queues: QueueView[];
+  can: RunActions;
+  serverNow: number;
+}
+
+/** GET /api/runs/:workflow/:key/history: the first entries' bars, and whether more exist. */
+export interface HistoryAnswer {
+  entries: EntryBar[];
+  truncated: boolean;
+  serverNow: number;
+}
+
+/** One entry whole with the state before and after it (values, its detail too, clipped when very large). */
+export interface EntryWhole extends Omit<EntryDetail, "detail" | "stateChange"> {
+  detail: unknown;
+  stateChange: unknown;
+}
+
+/** GET /api/runs/:workflow/:key/entries/:id. */
+export interface EntryAnswer {
+  entry: EntryWhole;
+}
+
+/** GET /api/runs/:workflow/:key/diagnosis. */
+export interface DiagnosisAnswer {
+  diagnosis: Diagnosis;
+}
+
+/** POST .../messages. */
+export interface SendAnswer extends SendResult {
+  queue: string;
+}
+
+/** POST .../replay: the plan (a dry run, or what was done), or a request left for the process that runs it. */
+export type ReplayAnswer = ReplayPlan | { requested: true; message: string };
+
+/** POST .../cancel. */
+export interface CancelAnswer {
+  status: RunStatus | "requested";
 }

@@ -1,211 +1,49 @@
-// The step timeline: one row per history entry, a bar from its start to its end drawn to scale, its
-// attempts as segments coloured by status; join/race branches and loop iterations as lanes under the
-// entry that opened them; sleeps and queue waits hatched; replays as markers across every row.
-//
-// To scale, with one exception: an idle stretch longer than all the rest of the run put together (a
-// failed run replayed an hour later) is folded to a narrow band labelled with its length.
+// @ts-check
+// The step timeline: one row per history entry, a bar from its start to its end drawn to scale
+// (timeline-scale.js), its attempts as segments coloured by status; join/race branches and loop
+// iterations as lanes under the entry that opened them (timeline-rows.js); sleeps and queue waits
+// hatched; replays as markers across every row. Beyond a few hundred rows only the rows in view are
+// drawn, in a scrolling box. Containers fold and unfold; the arrow keys walk the entries.
 
-import { append, clock, duration, fill, h, relative } from "./lib.js";
+import { h } from "preact";
+import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { assertNever } from "./assert.js";
+import { clock, duration, relative } from "./format.js";
+import { isContainer, isMark, isTerminal, isWait } from "./kinds.js";
+import { buildRows } from "./timeline-rows.js";
+import { endOf, runScale, ticks } from "./timeline-scale.js";
 
-const FOLD_PCT = 4;
+/** @typedef {import("./types.js").EntryBar} EntryBar */
+/** @typedef {import("./timeline-rows.js").Row} Row */
+/** @typedef {import("./timeline-scale.js").Scale} Scale */
+/**
+ * @typedef {object} TimelineProps
+ * @property {readonly EntryBar[]} entries
+ * @property {{ status: string, createdAt: number, finishedAt: number | null }} run
+ * @property {number} now the time live bars grow to (the server's clock)
+ * @property {number | null} selectedId
+ * @property {(entry: EntryBar) => void} onSelect
+ * @property {() => void} [onGoToEntry] the right arrow key on an entry: move to the panel that shows it
+ */
+
 /** Beyond this many rows only the rows in view are drawn, in a scrolling box (long histories, loops). */
-const WINDOW_AT = 300;
+export const WINDOW_AT = 300;
 /** Rows drawn above and below the view, so a quick scroll does not show blanks. */
 const OVERSCAN = 30;
 /** A row's height before one is measured (--row-h and its border). */
 const ROW_H = 29;
-const CONTAINERS = new Set(["join", "race", "loop"]);
 
-// ---- rows ----------------------------------------------------------------------------------------
+const pct = (/** @type {number} */ n) => `${Math.max(0, Math.min(100, n)).toFixed(3)}%`;
+const indent = (/** @type {number} */ depth) => ({ paddingLeft: `${1.3 + depth * 0.9}rem` });
 
-/** The scope suffix of a branch ("[mail]") or loop iteration ("#3") directly below `path`, or null. */
-function childSuffix(scope, path) {
-  if (!scope.startsWith(path)) return null;
-  const rest = scope.slice(path.length);
-  return /^(\[[^\]/]*\]|#\d+)$/.test(rest) ? rest : null;
-}
-
-const RANK = { failed: 5, cancelled: 4, retrying: 3, running: 3, waiting: 2, completed: 1 };
-function worst(statuses) {
-  let best = "completed";
-  for (const s of statuses) if ((RANK[s] ?? 0) > (RANK[best] ?? 0)) best = s;
-  return best;
-}
-
-/**
- * Orders entries as a tree: root entries by id, each container followed by its branches or iterations
- * (a lane row each) and their entries. Entries of scopes no container opens come last, so none is lost.
- */
-export function buildRows(entries, collapsed) {
-  const byScope = new Map();
-  for (const e of entries) {
-    const scope = e.scope === "~replay" ? "" : e.scope;
-    if (!byScope.has(scope)) byScope.set(scope, []);
-    byScope.get(scope).push(e);
-  }
-  for (const list of byScope.values()) list.sort((a, b) => a.id - b.id);
-  const rows = [];
-  const placed = new Set();
-
-  const walk = (scope, depth) => {
-    placed.add(scope);
-    for (const e of byScope.get(scope) ?? []) {
-      const container = CONTAINERS.has(e.kind);
-      rows.push({ type: "entry", entry: e, depth, container });
-      if (!container || collapsed.has(e.id)) {
-        if (container) for (const s of byScope.keys()) if (childSuffix(s, e.path)) markPlaced(s);
-        continue;
-      }
-      const compacted = e.kind === "loop" ? (e.detail?.compacted?.iterations ?? 0) : 0;
-      if (compacted > 0) {
-        rows.push({
-          type: "note",
-          depth: depth + 1,
-          label: `${compacted} earlier iteration${compacted === 1 ? "" : "s"} compacted`,
-        });
-      }
-      const children = [...byScope.keys()].filter((s) => childSuffix(s, e.path) !== null);
-      const order = Array.isArray(e.detail?.branches) ? e.detail.branches : [];
-      children.sort((a, b) => {
-        const sa = childSuffix(a, e.path);
-        const sb = childSuffix(b, e.path);
-        const ia = order.indexOf(sa.slice(1, -1));
-        const ib = order.indexOf(sb.slice(1, -1));
-        if (ia !== ib && ia >= 0 && ib >= 0) return ia - ib;
-        if (sa.startsWith("#") && sb.startsWith("#")) return Number(sa.slice(1)) - Number(sb.slice(1));
-        return byScope.get(a)[0].id - byScope.get(b)[0].id;
-      });
-      for (const s of children) {
-        const list = byScope.get(s);
-        const suffix = childSuffix(s, e.path);
-        rows.push({
-          type: "lane",
-          scope: s,
-          label: suffix.startsWith("#") ? `iteration ${suffix.slice(1)}` : suffix.slice(1, -1),
-          depth: depth + 1,
-          entries: list,
-          status: worst(list.map((x) => x.status)),
-          winner: e.kind === "race" && e.detail?.winner === suffix.slice(1, -1),
-        });
-        walk(s, depth + 2);
-      }
-    }
-  };
-  const markPlaced = (scope) => {
-    placed.add(scope);
-    for (const s of byScope.keys()) if (!placed.has(s) && s.startsWith(`${scope}/`)) markPlaced(s);
-  };
-  walk("", 0);
-  for (const s of byScope.keys()) {
-    if (placed.has(s)) continue;
-    const list = byScope.get(s);
-    rows.push({
-      type: "lane",
-      scope: s,
-      label: s,
-      depth: 0,
-      entries: list,
-      status: worst(list.map((x) => x.status)),
-    });
-    walk(s, 1);
-  }
-  return rows;
-}
-
-// ---- scale ---------------------------------------------------------------------------------------
-
-/** When an entry's bar ends: its end, or now while it is still going. */
-function endOf(e, t) {
-  if (e.endedAt !== null && e.endedAt !== undefined) return e.endedAt;
-  if (e.status === "completed" || e.status === "failed" || e.status === "cancelled") return e.startedAt;
-  return t;
-}
-
-/** Maps times to percent of the track, folding idle stretches longer than everything else. */
-export function makeScale(t0, t1, intervals) {
-  const total = Math.max(t1 - t0, 1);
-  const merged = [];
-  for (const [a, b] of intervals.filter(([a]) => a !== null).sort((x, y) => x[0] - y[0])) {
-    const last = merged.at(-1);
-    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
-    else merged.push([a, b]);
-  }
-  const gaps = [];
-  let cursor = t0;
-  for (const [a, b] of merged) {
-    if (a > cursor) gaps.push([cursor, a]);
-    cursor = Math.max(cursor, b);
-  }
-  if (t1 > cursor) gaps.push([cursor, t1]);
-  const folded = [];
-  let foldedTime = 0;
-  for (const g of gaps.sort((x, y) => y[1] - y[0] - (x[1] - x[0]))) {
-    const len = g[1] - g[0];
-    if (len > 1000 && len > total - foldedTime - len) {
-      folded.push(g);
-      foldedTime += len;
-    }
-  }
-  folded.sort((x, y) => x[0] - y[0]);
-  const pieces = [];
-  cursor = t0;
-  for (const [a, b] of folded) {
-    if (a > cursor) pieces.push({ a: cursor, b: a, fold: false });
-    pieces.push({ a, b, fold: true });
-    cursor = b;
-  }
-  if (t1 > cursor || pieces.length === 0)
-    pieces.push({ a: cursor, b: Math.max(t1, cursor + 1), fold: false });
-  const open = total - foldedTime;
-  const room = 100 - FOLD_PCT * folded.length;
-  let x = 0;
-  for (const p of pieces) {
-    p.x = x;
-    p.w = p.fold ? FOLD_PCT : open > 0 ? ((p.b - p.a) / open) * room : room / pieces.length;
-    x += p.w;
-  }
-  const at = (t) => {
-    if (t <= t0) return 0;
-    for (const p of pieces) {
-      if (t <= p.b) return p.x + ((t - p.a) / Math.max(p.b - p.a, 1)) * p.w;
-    }
-    return 100;
-  };
-  return { at, pieces, t0, t1, openTime: open };
-}
-
-/**
- * Tick marks: each fold's length, then round steps inside each unfolded piece, labelled from the run's
- * start in the first piece and from the piece's own start after a fold.
- */
-function ticks(scale) {
-  const out = [];
-  for (const p of scale.pieces) {
-    if (p.fold) out.push({ x: p.x + p.w / 2, label: duration(p.b - p.a), fold: true, w: p.w, left: p.x });
-  }
-  scale.pieces.forEach((p, i) => {
-    if (p.fold) return;
-    const span = Math.max(p.b - p.a, 1);
-    const target = span / Math.max(1, Math.round((6 * p.w) / 100));
-    const pow = 10 ** Math.floor(Math.log10(target));
-    const step = [1, 2, 5, 10].map((m) => m * pow).find((s) => s >= target) ?? target;
-    const origin = i === 0 ? scale.t0 : p.a;
-    for (let e = Math.ceil((p.a - origin) / step) * step; origin + e <= p.b; e += step) {
-      const x = scale.at(origin + e);
-      if (out.some((o) => Math.abs(o.x - x) < (o.fold ? 9 : 7))) continue;
-      out.push({ x, label: e === 0 ? "0" : `+${duration(e)}` });
-    }
-  });
-  return out;
-}
-
-// ---- drawing -------------------------------------------------------------------------------------
-
-function pct(n) {
-  return `${Math.max(0, Math.min(100, n)).toFixed(3)}%`;
-}
-
-function seg(scale, a, b, cls, title) {
+/** A segment of a track from time a to b. */
+function seg(
+  /** @type {Scale} */ scale,
+  /** @type {number} */ a,
+  /** @type {number} */ b,
+  /** @type {string} */ cls,
+  /** @type {string} */ title,
+) {
   const left = scale.at(a);
   return h("span", {
     class: `tl-seg ${cls}`,
@@ -214,114 +52,66 @@ function seg(scale, a, b, cls, title) {
   });
 }
 
-function entryTitle(e, t) {
+/** What hovering an entry's bar says. */
+function entryTitle(/** @type {EntryBar} */ e, /** @type {number} */ t) {
   const took = e.startedAt === null ? "" : ` · ${duration(endOf(e, t) - e.startedAt)}`;
   const err = e.error ? ` · ${e.error.name}: ${e.error.message}` : "";
   return `${e.path} · ${e.kind} · ${e.status}${took}${err}`;
 }
 
 /** The bar (and attempt segments) of one entry. */
-function bars(e, scale, t) {
+function bars(/** @type {EntryBar} */ e, /** @type {Scale} */ scale, /** @type {number} */ t) {
   if (e.startedAt === null) return [];
   const end = endOf(e, t);
-  const out = [];
   const title = entryTitle(e, t);
   if (e.kind === "step" && e.attempts.length > 0) {
-    out.push(seg(scale, e.startedAt, end, `tl-span st-${e.status}`, title));
-    for (const a of e.attempts) {
-      const aEnd = a.endedAt ?? (a.status === "running" ? t : a.startedAt);
-      const err = a.error ? ` · ${a.error.name}: ${a.error.message}` : "";
-      out.push(
-        seg(
-          scale,
-          a.startedAt,
-          aEnd,
-          `tl-attempt at-${a.status}`,
-          `${e.path} · attempt ${a.n} · ${a.status} · ${duration(aEnd - a.startedAt)}${err}`,
-        ),
-      );
-    }
-    return out;
+    return [
+      seg(scale, e.startedAt, end, `tl-span st-${e.status}`, title),
+      ...e.attempts.map((a) => {
+        const aEnd = a.endedAt ?? (a.status === "running" ? t : a.startedAt);
+        const err = a.error ? ` · ${a.error.name}: ${a.error.message}` : "";
+        const why = `${e.path} · attempt ${a.n} · ${a.status} · ${duration(aEnd - a.startedAt)}${err}`;
+        return seg(scale, a.startedAt, aEnd, `tl-attempt at-${a.status}`, why);
+      }),
+    ];
   }
-  if (e.kind === "sleep" || e.kind === "queue") {
-    out.push(seg(scale, e.startedAt, end, `tl-wait tl-${e.kind} st-${e.status}`, title));
-    return out;
-  }
-  if (CONTAINERS.has(e.kind)) {
-    out.push(seg(scale, e.startedAt, end, `tl-container st-${e.status}`, title));
-    return out;
-  }
-  if (e.kind === "replay" || e.kind === "version") {
-    const left = scale.at(e.startedAt);
-    out.push(h("span", { class: `tl-mark tl-${e.kind}`, title, style: { left: pct(left) } }));
-    return out;
-  }
-  out.push(seg(scale, e.startedAt, end, `tl-attempt at-${e.status}`, title));
-  return out;
+  if (isWait(e)) return [seg(scale, e.startedAt, end, `tl-wait tl-${e.kind} st-${e.status}`, title)];
+  if (isContainer(e)) return [seg(scale, e.startedAt, end, `tl-container st-${e.status}`, title)];
+  if (isMark(e))
+    return [h("span", { class: `tl-mark tl-${e.kind}`, title, style: { left: pct(scale.at(e.startedAt)) } })];
+  return [seg(scale, e.startedAt, end, `tl-attempt at-${e.status}`, title)];
 }
 
 /** What the right side of a label says: attempts, and how long it took or waits. */
-function note(e, t) {
+export function note(/** @type {EntryBar} */ e, /** @type {number} */ t) {
   const parts = [];
   if (e.attempts.length > 1) parts.push(`${e.attempts.length}×`);
-  if (e.kind === "sleep" && e.status !== "completed" && e.detail?.until)
-    parts.push(`wakes ${relative(e.detail.until)}`);
+  const until = e.detail?.until;
+  if (e.kind === "sleep" && e.status !== "completed" && typeof until === "number")
+    parts.push(`wakes ${relative(until)}`);
   else if (e.kind === "queue" && e.status === "waiting") parts.push(`on ${e.detail?.queue ?? "queue"}`);
-  else if (e.startedAt !== null && e.kind !== "replay" && e.kind !== "version")
-    parts.push(duration(endOf(e, t) - e.startedAt));
+  else if (e.startedAt !== null && !isMark(e)) parts.push(duration(endOf(e, t) - e.startedAt));
   return parts.join(" · ");
 }
 
 /**
- * Draws the timeline into `root`. opts: entries, run ({createdAt, finishedAt, status}), now, selectedId,
- * collapsed (Set of container ids), onSelect(entry), onToggle(entry).
+ * @typedef {object} RowProps
+ * @property {Row} row
+ * @property {number} index its place in the rows (the arrow keys move by it)
+ * @property {Scale} scale
+ * @property {number} now
+ * @property {number | null} selectedId
+ * @property {boolean} collapsed a container's lanes are folded
+ * @property {(e: EntryBar) => void} onSelect
+ * @property {(e: EntryBar) => void} onToggle
  */
-export function renderTimeline(root, opts) {
-  const { entries, run, selectedId, collapsed } = opts;
-  const t = opts.now;
-  const live = !["completed", "failed", "cancelled"].includes(run.status);
-  const focused = root.contains(document.activeElement) ? document.activeElement.dataset : {};
 
-  const t0 = Math.min(run.createdAt, ...entries.filter((e) => e.startedAt !== null).map((e) => e.startedAt));
-  let t1 = live ? t : (run.finishedAt ?? t0);
-  for (const e of entries) if (e.startedAt !== null) t1 = Math.max(t1, endOf(e, t));
-  const scale = makeScale(
-    t0,
-    t1,
-    // Containers span their branches' idle gaps too (a join reopened by a replay an hour later): the
-    // entries inside them say when there was work, so only those count for folding.
-    entries
-      .filter((e) => e.startedAt !== null && e.kind !== "replay" && !CONTAINERS.has(e.kind))
-      .map((e) => [e.startedAt, endOf(e, t)]),
-  );
-  const rows = buildRows(entries, collapsed);
-
-  const axis = h(
-    "div",
-    { class: "tl-axis", "aria-hidden": "true" },
-    h("span", { class: "tl-label tl-axis-title", text: `started ${clock(t0)}` }),
-    h(
-      "span",
-      { class: "tl-track" },
-      ticks(scale).map((k) =>
-        k.fold
-          ? h(
-              "span",
-              {
-                class: "tl-fold",
-                style: { left: pct(k.left), width: pct(k.w) },
-                title: `${k.label} idle, folded`,
-              },
-              h("span", { text: k.label }),
-            )
-          : h("span", { class: "tl-tick", style: { left: pct(k.x) }, text: k.label }),
-      ),
-    ),
-  );
-
-  /** One row's element; `i` is its index in `rows` (arrow keys move by it). */
-  const rowElement = (row, i) => {
-    if (row.type === "note") {
+/** One row: an entry (a button, and a fold toggle on containers), a lane, or a note. */
+function TimelineRow(
+  /** @type {RowProps} */ { row, index, scale, now: t, selectedId, collapsed, onSelect, onToggle },
+) {
+  switch (row.type) {
+    case "note":
       return h(
         "div",
         {
@@ -332,24 +122,27 @@ export function renderTimeline(root, opts) {
         },
         h(
           "span",
-          { class: "tl-label", style: { "padding-left": `${1.3 + row.depth * 0.9}rem` } },
-          h("span", { class: "tl-note", text: row.label }),
+          { class: "tl-label", style: indent(row.depth) },
+          h("span", { class: "tl-note" }, row.label),
         ),
         h("span", { class: "tl-track" }),
       );
-    }
-    if (row.type === "lane") {
-      const timed = row.entries.filter((e) => e.startedAt !== null);
-      const first = Math.min(...timed.map((e) => e.startedAt));
-      const last = Math.max(...timed.map((e) => endOf(e, t)));
+    case "lane": {
+      let first = Number.POSITIVE_INFINITY;
+      let last = Number.NEGATIVE_INFINITY;
+      for (const e of row.entries) {
+        if (e.startedAt === null) continue;
+        first = Math.min(first, e.startedAt);
+        last = Math.max(last, endOf(e, t));
+      }
       return h(
         "div",
         { class: "tl-row tl-lane", role: "listitem" },
         h(
           "span",
-          { class: "tl-label", style: { "padding-left": `${1.3 + row.depth * 0.9}rem` } },
-          h("span", { class: "tl-lane-name", text: row.label }),
-          row.winner ? h("span", { class: "tl-note", text: "winner" }) : null,
+          { class: "tl-label", style: indent(row.depth) },
+          h("span", { class: "tl-lane-name" }, row.label),
+          row.winner ? h("span", { class: "tl-note" }, "winner") : null,
         ),
         h(
           "span",
@@ -360,46 +153,237 @@ export function renderTimeline(root, opts) {
         ),
       );
     }
-    const e = row.entry;
-    const toggle = row.container
-      ? h("button", {
-          type: "button",
-          class: "tl-toggle",
-          "aria-expanded": String(!collapsed.has(e.id)),
-          "aria-label": `${collapsed.has(e.id) ? "Expand" : "Collapse"} ${e.path}`,
-          dataset: { toggle: String(e.id) },
-          text: collapsed.has(e.id) ? "▸" : "▾",
-          onclick: () => opts.onToggle(e),
-        })
-      : null;
-    const main = h(
-      "button",
-      {
-        type: "button",
-        class: `tl-main${e.id === selectedId ? " selected" : ""}`,
-        dataset: { id: String(e.id), path: e.path, status: e.status, index: String(i) },
-        "aria-current": e.id === selectedId ? "true" : false,
-        "aria-label": `${e.path}, ${e.kind}, ${e.status}${e.attempts.length > 1 ? `, ${e.attempts.length} attempts` : ""}`,
-        onclick: () => opts.onSelect(e),
-        onkeydown: (ev) => moveFocus(ev, i),
-      },
-      h(
-        "span",
-        { class: "tl-label", style: { "padding-left": `${1.3 + row.depth * 0.9}rem` } },
-        h("span", { class: `tl-kind k-${e.kind}`, text: e.kind }),
-        h("span", { class: "tl-name", text: e.name }),
-        h("span", { class: `tl-note st-text-${e.status}`, text: note(e, t) }),
-      ),
-      h("span", { class: "tl-track" }, bars(e, scale, t)),
-    );
-    return h("div", { class: `tl-row tl-entry st-row-${e.status}`, role: "listitem" }, toggle, main);
+    case "entry": {
+      const e = row.entry;
+      const selected = e.id === selectedId;
+      return h(
+        "div",
+        { class: `tl-row tl-entry st-row-${e.status}`, role: "listitem" },
+        row.container
+          ? h(
+              "button",
+              {
+                type: "button",
+                class: "tl-toggle",
+                "aria-expanded": String(!collapsed),
+                "aria-label": `${collapsed ? "Expand" : "Collapse"} ${e.path}`,
+                "data-toggle": String(e.id),
+                onClick: () => onToggle(e),
+              },
+              collapsed ? "▸" : "▾",
+            )
+          : null,
+        h(
+          "button",
+          {
+            type: "button",
+            class: `tl-main${selected ? " selected" : ""}`,
+            "data-id": String(e.id),
+            "data-path": e.path,
+            "data-status": e.status,
+            "data-index": String(index),
+            "aria-current": selected ? "true" : undefined,
+            "aria-label": `${e.path}, ${e.kind}, ${e.status}${e.attempts.length > 1 ? `, ${e.attempts.length} attempts` : ""}`,
+            onClick: () => onSelect(e),
+          },
+          h(
+            "span",
+            { class: "tl-label", style: indent(row.depth) },
+            h("span", { class: `tl-kind k-${e.kind}` }, e.kind),
+            h("span", { class: "tl-name" }, e.name),
+            h("span", { class: `tl-note st-text-${e.status}` }, note(e, t)),
+          ),
+          h("span", { class: "tl-track" }, bars(e, scale, t)),
+        ),
+      );
+    }
+    default:
+      return assertNever(row);
+  }
+}
+
+/** A row's key: entries by id, lanes by scope, notes by where they are. */
+function rowKey(/** @type {Row} */ row, /** @type {number} */ i) {
+  if (row.type === "entry") return `e${row.entry.id}`;
+  if (row.type === "lane") return `l${row.scope}`;
+  return `n${i}`;
+}
+
+/** The step timeline of a run. */
+export function Timeline(/** @type {TimelineProps} */ props) {
+  const { entries, run, now: t, selectedId, onSelect, onGoToEntry } = props;
+  const [collapsed, setCollapsed] = useState(() => /** @type {ReadonlySet<number>} */ (new Set()));
+  const rows = useMemo(() => buildRows(entries, collapsed), [entries, collapsed]);
+  const live = !isTerminal(run.status);
+  const scale = useMemo(() => runScale(entries, run, live, t, isContainer), [entries, run, live, t]);
+  const windowed = rows.length > WINDOW_AT;
+
+  const scroller = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const list = useRef(/** @type {HTMLDivElement | null} */ (null));
+  const [view, setView] = useState({ top: 0, height: 0, rowH: ROW_H });
+  const [bar, setBar] = useState(0);
+  /** The row index to focus once it is drawn (after a jump in a long timeline). */
+  const pendingFocus = useRef(/** @type {number | null} */ (null));
+  const queued = useRef(false);
+
+  // A long timeline opens with the chosen entry in view; its rows' height is measured once drawn.
+  useLayoutEffect(() => {
+    const box = scroller.current;
+    if (!windowed || !box) return;
+    const drawn = list.current?.querySelector(".tl-row");
+    const rowH = drawn?.getBoundingClientRect().height || ROW_H;
+    const at = rows.findIndex((r) => r.type === "entry" && r.entry.id === selectedId);
+    box.scrollTop = at >= 0 ? Math.max(0, at * rowH - box.clientHeight / 3) : 0;
+    setView({ top: box.scrollTop, height: box.clientHeight, rowH });
+  }, [windowed]);
+
+  // After each draw: focus a row the keyboard jumped to; narrow the axis and overlay by the scroll bar.
+  useLayoutEffect(() => {
+    if (pendingFocus.current !== null) {
+      const el = list.current?.querySelector(`.tl-main[data-index="${pendingFocus.current}"]`);
+      if (el instanceof HTMLElement) {
+        pendingFocus.current = null;
+        el.focus();
+      }
+    }
+    const box = scroller.current;
+    const width = box ? box.offsetWidth - box.clientWidth : 0;
+    if (width !== bar) setBar(width);
+  });
+
+  if (entries.length === 0)
+    return h("div", { class: "timeline" }, h("p", { class: "muted" }, "No entries yet."));
+
+  const toggle = (/** @type {EntryBar} */ e) => {
+    const next = new Set(collapsed);
+    if (next.has(e.id)) next.delete(e.id);
+    else next.add(e.id);
+    setCollapsed(next);
   };
 
-  const overlay = h("div", { class: "tl-overlay", "aria-hidden": "true" });
+  const onScroll = () => {
+    if (queued.current) return;
+    queued.current = true;
+    requestAnimationFrame(() => {
+      queued.current = false;
+      const box = scroller.current;
+      if (box) setView((v) => ({ ...v, top: box.scrollTop, height: box.clientHeight }));
+    });
+  };
+
+  /** Arrow keys, Home and End move between entries (drawing them first when only some are drawn). */
+  const onKeyDown = (/** @type {KeyboardEvent} */ ev) => {
+    const from = /** @type {HTMLElement} */ (ev.target).closest?.(".tl-main");
+    if (!(from instanceof HTMLElement)) return;
+    if (ev.key === "ArrowRight") {
+      if (onGoToEntry) {
+        ev.preventDefault();
+        onGoToEntry();
+      }
+      return;
+    }
+    const i = Number(from.dataset.index);
+    const isEntry = (/** @type {number} */ j) => rows[j]?.type === "entry";
+    const step = (/** @type {number} */ start, /** @type {number} */ by) => {
+      for (let j = start + by; j >= 0 && j < rows.length; j += by) if (isEntry(j)) return j;
+      return -1;
+    };
+    /** @type {Record<string, number>} */
+    const targets = {
+      ArrowDown: step(i, 1),
+      ArrowUp: step(i, -1),
+      Home: step(-1, 1),
+      End: step(rows.length, -1),
+    };
+    const to = targets[ev.key];
+    if (to === undefined || to < 0) return;
+    ev.preventDefault();
+    const box = scroller.current;
+    if (box) {
+      const top = to * view.rowH;
+      if (top < box.scrollTop) box.scrollTop = top;
+      else if (top + view.rowH > box.scrollTop + box.clientHeight)
+        box.scrollTop = top + view.rowH - box.clientHeight;
+      setView((v) => ({ ...v, top: box.scrollTop, height: box.clientHeight }));
+    }
+    const el = list.current?.querySelector(`.tl-main[data-index="${to}"]`);
+    if (el instanceof HTMLElement) el.focus();
+    else pendingFocus.current = to;
+  };
+
+  const first = windowed ? Math.max(0, Math.floor(view.top / view.rowH) - OVERSCAN) : 0;
+  const last = windowed
+    ? Math.min(rows.length, Math.ceil((view.top + view.height) / view.rowH) + OVERSCAN)
+    : rows.length;
+  const rowProps = { scale, now: t, selectedId, onSelect, onToggle: toggle };
+  const drawn = rows.slice(first, last).map((row, k) =>
+    h(TimelineRow, {
+      key: rowKey(row, first + k),
+      row,
+      index: first + k,
+      collapsed: row.type === "entry" && collapsed.has(row.entry.id),
+      ...rowProps,
+    }),
+  );
+  const spacer = (/** @type {string} */ key, /** @type {number} */ n) =>
+    h("div", { key, class: "tl-spacer", "aria-hidden": "true", style: { height: `${n * view.rowH}px` } });
+  const rowList = h(
+    "div",
+    { class: "tl-rows", role: "list", "aria-label": "History entries", ref: list, onKeyDown },
+    windowed ? [spacer("above", first), ...drawn, spacer("below", rows.length - last)] : drawn,
+  );
+
+  return h(
+    "div",
+    { class: "timeline" },
+    h(Axis, { scale, t0: scale.t0, bar }),
+    h(
+      "div",
+      { class: "tl-body" },
+      windowed ? h("div", { class: "tl-scroller", ref: scroller, onScroll }, rowList) : rowList,
+      h(Overlay, { entries, scale, live, now: t, bar }),
+    ),
+    h(Legend, {}),
+  );
+}
+
+/** The time axis: when the run started, ticks, and folded idle stretches. */
+function Axis(/** @type {{ scale: Scale, t0: number, bar: number }} */ { scale, t0, bar }) {
+  return h(
+    "div",
+    { class: "tl-axis", "aria-hidden": "true", style: bar > 0 ? { paddingRight: `${bar}px` } : undefined },
+    h("span", { class: "tl-label tl-axis-title" }, `started ${clock(t0)}`),
+    h(
+      "span",
+      { class: "tl-track" },
+      ticks(scale).map((k) =>
+        k.fold
+          ? h(
+              "span",
+              {
+                class: "tl-fold",
+                style: { left: pct(k.left ?? 0), width: pct(k.w ?? 0) },
+                title: `${k.label} idle, folded`,
+              },
+              h("span", {}, k.label),
+            )
+          : h("span", { class: "tl-tick", style: { left: pct(k.x) } }, k.label),
+      ),
+    ),
+  );
+}
+
+/** Lines across every row: each replay, and now on a live run. */
+function Overlay(
+  /** @type {{ entries: readonly EntryBar[], scale: Scale, live: boolean, now: number, bar: number }} */ props,
+) {
+  const { entries, scale, live, now: t, bar } = props;
+  const lines = [];
   for (const e of entries) {
     if (e.kind === "replay" && e.startedAt !== null)
-      overlay.append(
+      lines.push(
         h("span", {
+          key: e.id,
           class: "tl-vline tl-replay-line",
           style: { left: pct(scale.at(e.startedAt)) },
           title: `replay at ${clock(e.startedAt)}`,
@@ -407,101 +391,18 @@ export function renderTimeline(root, opts) {
       );
   }
   if (live)
-    overlay.append(h("span", { class: "tl-vline tl-now", style: { left: pct(scale.at(t)) }, title: "now" }));
-
-  const list = h("div", { class: "tl-rows", role: "list", "aria-label": "History entries" });
-  const windowed = rows.length > WINDOW_AT;
-  const previous = root.querySelector(".tl-scroller");
-  const keptScroll = previous ? previous.scrollTop : null;
-  const scroller = windowed ? h("div", { class: "tl-scroller" }, list) : null;
-  root.replaceChildren(axis, h("div", { class: "tl-body" }, scroller ?? list, overlay), legend());
-
-  /** Draws the rows in view (and a margin) between two spacers; a no-op when every row is drawn. */
-  let drawn = "";
-  let rowH = ROW_H;
-  const spacer = (n) =>
-    h("div", { class: "tl-spacer", "aria-hidden": "true", style: { height: `${n * rowH}px` } });
-  const draw = () => {
-    if (!scroller) return;
-    const first = Math.max(0, Math.floor(scroller.scrollTop / rowH) - OVERSCAN);
-    const last = Math.min(
-      rows.length,
-      Math.ceil((scroller.scrollTop + scroller.clientHeight) / rowH) + OVERSCAN,
+    lines.push(
+      h("span", { key: "now", class: "tl-vline tl-now", style: { left: pct(scale.at(t)) }, title: "now" }),
     );
-    if (drawn === `${first}:${last}`) return;
-    drawn = `${first}:${last}`;
-    fill(
-      list,
-      spacer(first),
-      rows.slice(first, last).map((row, k) => rowElement(row, first + k)),
-      spacer(rows.length - last),
-    );
-  };
-
-  if (!scroller) {
-    append(list, rows.map(rowElement));
-  } else {
-    // Measure one drawn row, then keep the reader's place (or bring the selected entry into view).
-    fill(list, rowElement(rows[0], 0));
-    rowH = list.firstElementChild.getBoundingClientRect().height || ROW_H;
-    fill(list, spacer(rows.length)); // the full height, so the scroll position below holds
-    const selectedAt = rows.findIndex((r) => r.type === "entry" && r.entry.id === selectedId);
-    scroller.scrollTop =
-      keptScroll ?? (selectedAt >= 0 ? Math.max(0, selectedAt * rowH - scroller.clientHeight / 3) : 0);
-    draw();
-    let queued = false;
-    scroller.addEventListener("scroll", () => {
-      if (queued) return;
-      queued = true;
-      requestAnimationFrame(() => {
-        queued = false;
-        draw();
-      });
-    });
-    // The scroll bar narrows the rows' tracks: narrow the axis and the overlay alike.
-    const bar = scroller.offsetWidth - scroller.clientWidth;
-    if (bar > 0) {
-      axis.style.paddingRight = `${bar}px`;
-      overlay.style.right = `${10 + bar}px`;
-    }
-  }
-  // Redrawn rows are new elements: put the keyboard focus back where it was (an entry or its toggle).
-  if (focused.id) root.querySelector(`.tl-main[data-id="${CSS.escape(focused.id)}"]`)?.focus();
-  else if (focused.toggle) root.querySelector(`[data-toggle="${CSS.escape(focused.toggle)}"]`)?.focus();
-
-  /** Arrow keys move between entries (drawing them first when only some are drawn); → goes to the entry shown. */
-  function moveFocus(ev, i) {
-    if (ev.key === "ArrowRight") {
-      const heading = document.querySelector("section.entry .entry-title");
-      if (heading) {
-        ev.preventDefault();
-        heading.focus();
-      }
-      return;
-    }
-    const isEntry = (j) => rows[j]?.type === "entry";
-    const step = (from, by) => {
-      for (let j = from + by; j >= 0 && j < rows.length; j += by) if (isEntry(j)) return j;
-      return -1;
-    };
-    const to = { ArrowDown: step(i, 1), ArrowUp: step(i, -1), Home: step(-1, 1), End: step(rows.length, -1) }[
-      ev.key
-    ];
-    if (to === undefined || to < 0) return;
-    ev.preventDefault();
-    if (scroller) {
-      const top = to * rowH;
-      if (top < scroller.scrollTop) scroller.scrollTop = top;
-      else if (top + rowH > scroller.scrollTop + scroller.clientHeight)
-        scroller.scrollTop = top + rowH - scroller.clientHeight;
-      draw();
-    }
-    list.querySelector(`.tl-main[data-index="${to}"]`)?.focus();
-  }
+  return h(
+    "div",
+    { class: "tl-overlay", "aria-hidden": "true", style: bar > 0 ? { right: `${10 + bar}px` } : undefined },
+    lines,
+  );
 }
 
-function legend() {
-  const item = (cls, text) =>
+function Legend() {
+  const item = (/** @type {string} */ cls, /** @type {string} */ text) =>
     h("span", { class: "tl-legend-item" }, h("span", { class: `tl-swatch ${cls}` }), text);
   return h(
     "div",
@@ -514,6 +415,6 @@ function legend() {
     item("tl-wait-swatch tl-sleep", "sleep"),
     item("tl-wait-swatch tl-queue", "queue wait"),
     item("tl-replay-swatch", "replay"),
-    h("span", { class: "tl-keys", text: "keys: ↑ ↓ move · Enter shows the entry · → goes to it" }),
+    h("span", { class: "tl-keys" }, "keys: ↑ ↓ move · Enter shows the entry · → goes to it"),
   );
 }

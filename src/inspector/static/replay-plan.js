@@ -1,0 +1,63 @@
+// @ts-check
+// A replay's dry run, shown before it is confirmed: where it starts again, what it discards and reopens,
+// the messages it puts back and the state it resumes with.
+
+import { h } from "preact";
+import { plural } from "./format.js";
+import { Badge, JsonBlock } from "./parts.js";
+
+/** @typedef {import("./types.js").ReplayPlan} ReplayPlan */
+
+/** Most discarded entries listed by name. */
+const LISTED = 50;
+
+/** What a replay would do, from its dry run. */
+export function ReplayPreview(/** @type {{ plan: ReplayPlan }} */ { plan }) {
+  const { from, version, discard, reopen, restoreMessages } = plan;
+  return h(
+    "div",
+    { class: "plan" },
+    h(
+      "p",
+      {},
+      from
+        ? ["Starts again from ", h("code", {}, from.path), "."]
+        : "Reruns the code over the whole history; nothing is discarded.",
+      ` Runs on version ${version.to}${version.to !== version.from ? ` (was ${version.from})` : ""}.`,
+    ),
+    h("h3", {}, `Discards ${plural(discard.length, "entry", "entries")}`),
+    discard.length
+      ? h(
+          "ul",
+          { class: "discard" },
+          discard
+            .slice(0, LISTED)
+            .map((d) => h("li", { key: d.id }, h("code", {}, d.path), " ", h(Badge, { status: d.status }))),
+        )
+      : h("p", { class: "muted" }, "None."),
+    reopen.length
+      ? h(
+          "p",
+          {},
+          "Reopens ",
+          reopen.map((r) => h("code", { key: r.id }, `${r.path} `)),
+        )
+      : null,
+    h("h3", {}, `Puts back ${plural(restoreMessages.length, "message", "messages")}`),
+    restoreMessages.length
+      ? h(
+          "ul",
+          {},
+          restoreMessages.map((m) =>
+            h("li", { key: m.id }, h("code", {}, m.queue), ` ${JSON.stringify(m.body)}`),
+          ),
+        )
+      : null,
+    h(
+      "details",
+      {},
+      h("summary", {}, "State it resumes with"),
+      h(JsonBlock, { value: plan.restoreState, label: "State" }),
+    ),
+  );
+}

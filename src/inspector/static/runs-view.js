@@ -1,0 +1,231 @@
+// @ts-check
+// The runs list, from data given to it: counts by status (links that filter), the filters (workflow,
+// status, key, error text, time), the page of runs newest first, and the pager.
+
+import { h } from "preact";
+import { runHref } from "./api.js";
+import { clock, duration, relative } from "./format.js";
+import { Badge, Time } from "./parts.js";
+
+/** @typedef {import("./types.js").RunRow} RunRow */
+/** @typedef {import("./types.js").RunsAnswer} RunsAnswer */
+/** @typedef {import("./types.js").WorkflowsAnswer} WorkflowsAnswer */
+/** @typedef {Record<Filter, string>} Filters */
+/** @typedef {"workflow" | "status" | "key" | "error" | "after" | "before"} Filter */
+/**
+ * @typedef {object} RunsViewProps
+ * @property {Filters} filters as the address has them
+ * @property {readonly string[]} statuses every run status, in order
+ * @property {RunsAnswer} page
+ * @property {WorkflowsAnswer} workflows
+ * @property {number} pageNumber from 1
+ * @property {(filters: Filters) => string} href the link of the list with other filters
+ * @property {(filters: Filters) => void} onFilter
+ * @property {(direction: 1 | -1) => void} onTurn older (1) or newer (-1)
+ */
+
+/** The filters, in the order the form shows them. */
+export const FILTERS = /** @type {const} */ (["workflow", "status", "key", "error", "after", "before"]);
+
+/** What a run waits on, in a few words. */
+export function waitLine(/** @type {Pick<RunRow, "waiting">} */ run) {
+  const w = run.waiting?.[0];
+  if (!w) return null;
+  if (w.kind === "queue")
+    return `waits for a message on ${w.queue}${w.until ? `, times out ${relative(w.until)}` : ""}`;
+  if (w.kind === "sleep") return `sleeps in ${w.entry} until ${clock(w.until)}`;
+  return `retries ${w.entry} ${relative(w.until)}`;
+}
+
+/** The runs list. */
+export function RunsView(/** @type {RunsViewProps} */ props) {
+  return [
+    h("h1", { class: "page-title", key: "title" }, "Runs"),
+    h(Counts, { ...props, key: "counts" }),
+    h(FilterForm, { ...props, key: "filters" }),
+    h(
+      "section",
+      { "aria-label": "Runs", "aria-live": "polite", "aria-busy": "false", class: "runs", key: "runs" },
+      h(RunsTable, { runs: props.page.runs }),
+      h(Pager, props),
+    ),
+  ];
+}
+
+/** Counts by status: the totals, or one workflow's; each a link to the list filtered by it. */
+function Counts(/** @type {RunsViewProps} */ { filters, statuses, workflows, href }) {
+  const source = filters.workflow
+    ? (workflows.workflows.find((w) => w.name === filters.workflow)?.runs ?? {})
+    : workflows.totals;
+  const total = Object.values(source).reduce((a, b) => a + b, 0);
+  const chosen = new Set(filters.status.split(",").filter(Boolean));
+  const chip = (/** @type {string} */ status, /** @type {number} */ n) => {
+    const active = status === "" ? chosen.size === 0 : chosen.has(status);
+    return h(
+      "a",
+      {
+        key: status,
+        class: `count${active ? " active" : ""}${n === 0 ? " zero" : ""} ${status ? `st-chip-${status}` : ""}`,
+        href: href({ ...filters, status }),
+        "aria-current": active ? "true" : undefined,
+        "data-status": status || "all",
+      },
+      h("span", { class: "count-n" }, String(n)),
+      h("span", { class: "count-label" }, status || "all"),
+    );
+  };
+  return h(
+    "nav",
+    { class: "counts", "aria-label": "Runs by status" },
+    chip("", total),
+    statuses.map((s) => chip(s, source[s] ?? 0)),
+  );
+}
+
+/** The filters. Choosing from a list applies at once; text waits for Enter. */
+function FilterForm(/** @type {RunsViewProps} */ { filters, statuses, workflows, onFilter }) {
+  const names = workflows.workflows.map((w) => w.name);
+  if (filters.workflow && !names.includes(filters.workflow)) names.push(filters.workflow);
+  const statusChoices = [...statuses];
+  if (filters.status.includes(",")) statusChoices.push(filters.status);
+  const input = (/** @type {Filter} */ name, /** @type {string} */ label, /** @type {object} */ attrs = {}) =>
+    h(
+      "label",
+      { class: "filter" },
+      h("span", {}, label),
+      h("input", { name, defaultValue: filters[name], autocomplete: "off", ...attrs }),
+    );
+  const apply = (/** @type {HTMLFormElement} */ form) => {
+    const data = new FormData(form);
+    onFilter(/** @type {Filters} */ (Object.fromEntries(FILTERS.map((k) => [k, String(data.get(k) ?? "")]))));
+  };
+  const applyNow = (/** @type {Event} */ ev) => {
+    const form = /** @type {HTMLSelectElement} */ (ev.currentTarget).form;
+    if (form) apply(form);
+  };
+  return h(
+    "form",
+    {
+      class: "filters",
+      role: "search",
+      "aria-label": "Filter runs",
+      onSubmit: (/** @type {SubmitEvent} */ ev) => {
+        ev.preventDefault();
+        apply(/** @type {HTMLFormElement} */ (ev.currentTarget));
+      },
+    },
+    h(
+      "label",
+      { class: "filter" },
+      h("span", {}, "Workflow"),
+      h(
+        "select",
+        { name: "workflow", value: filters.workflow, onChange: applyNow },
+        h("option", { value: "" }, "all"),
+        names.map((n) => h("option", { value: n, key: n }, n)),
+      ),
+    ),
+    h(
+      "label",
+      { class: "filter" },
+      h("span", {}, "Status"),
+      h(
+        "select",
+        { name: "status", value: filters.status, onChange: applyNow },
+        h("option", { value: "" }, "any"),
+        statusChoices.map((s) => h("option", { value: s, key: s }, s)),
+      ),
+    ),
+    input("key", "Key contains", { type: "search", placeholder: "e.g. expense" }),
+    input("error", "Error text", { type: "search", placeholder: "e.g. 503" }),
+    input("after", "Created after", { type: "datetime-local" }),
+    input("before", "Created before", { type: "datetime-local" }),
+    h(
+      "div",
+      { class: "filter-buttons" },
+      h("button", { type: "submit", class: "primary" }, "Filter"),
+      h("a", { class: "button", href: "#/" }, "Clear"),
+    ),
+  );
+}
+
+/** The page of runs, or a line saying none matches. */
+function RunsTable(/** @type {{ runs: RunRow[] }} */ { runs }) {
+  if (runs.length === 0)
+    return h("div", { class: "runs-table" }, h("p", { class: "empty" }, "No runs match these filters."));
+  return h(
+    "div",
+    { class: "runs-table" },
+    h(
+      "table",
+      { class: "runs-list" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["Status", "Run", "Version", "Created", "Took / updated", "Error or wait"].map((t) =>
+            h("th", { scope: "col", key: t }, t),
+          ),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        runs.map((r) => h(RunLine, { run: r, key: r.id })),
+      ),
+    ),
+  );
+}
+
+function RunLine(/** @type {{ run: RunRow }} */ { run: r }) {
+  return h(
+    "tr",
+    { "data-workflow": r.workflow, "data-key": r.key, "data-status": r.status },
+    h("td", {}, h(Badge, { status: r.status })),
+    h(
+      "td",
+      { class: "run-cell" },
+      h(
+        "a",
+        { href: runHref(r.workflow, r.key), class: "run-link" },
+        h("span", { class: "wf" }, r.workflow),
+        " / ",
+        h("strong", {}, r.key),
+      ),
+    ),
+    h("td", {}, `v${r.version}`),
+    h("td", {}, h(Time, { ms: r.createdAt }), h("small", { class: "muted" }, ` ${relative(r.createdAt)}`)),
+    h(
+      "td",
+      {},
+      r.finishedAt
+        ? duration(r.finishedAt - r.createdAt)
+        : h("small", { class: "muted" }, `updated ${relative(r.updatedAt)}`),
+    ),
+    h(
+      "td",
+      { class: "note-cell" },
+      r.error
+        ? h(
+            "span",
+            { class: "error-text", title: `${r.error.name}: ${r.error.message}` },
+            r.error.cause
+              ? `${r.error.step ? `${r.error.step}: ` : ""}${r.error.cause}`
+              : `${r.error.name}: ${r.error.message}`,
+          )
+        : h("span", { class: "muted" }, waitLine(r) ?? ""),
+    ),
+  );
+}
+
+function Pager(/** @type {RunsViewProps} */ { page, pageNumber, onTurn }) {
+  return h(
+    "div",
+    { class: "pager" },
+    h("button", { type: "button", disabled: pageNumber <= 1, onClick: () => onTurn(-1) }, "← Newer"),
+    h("span", { class: "muted" }, `Page ${pageNumber}`),
+    h("button", { type: "button", disabled: !page.nextCursor, onClick: () => onTurn(1) }, "Older →"),
+  );
+}
