@@ -77,7 +77,8 @@ export class Assets {
     for (const [name, specifier] of Object.entries(VENDOR)) {
       this.add(name, fs.readFileSync(require.resolve(specifier)), TYPES[".mjs"]!);
     }
-    this.policy = csp(importMapHashes(this.files.get("index.html")?.body.toString("utf8") ?? ""));
+    const page = this.files.get("index.html")?.body.toString("utf8") ?? "";
+    this.policy = csp(importMapHashes(page));
   }
 
   private add(name: string, body: Buffer, type: string): void {

@@ -28,11 +28,13 @@ export interface InspectorOptions {
   maxBodyBytes?: number;
   /** How long a login (`/?token=`) lasts, in ms of the engine's clock (default 12 hours). */
   sessionTtlMs?: number;
+  /** Serve the page from this directory instead of ./static (bench/inspector.ts compares two versions). */
+  pageDir?: string;
 }
 
 /** The inspector as a mount for serveHttp: `serveHttp(factory, { mount: createInspector(engine) })`. */
 export function createInspector(engine: Engine, options: InspectorOptions = {}): HttpMount {
-  const assets = new Assets();
+  const assets = new Assets(options.pageDir);
   const sessions = new Sessions({ now: () => engine.clock.now(), ttlMs: options.sessionTtlMs });
   let api: InspectorApi | null = null; // made on the first request, when the server's body limit is known
   const apiFor = (maxBodyBytes: number) =>
