@@ -1,7 +1,7 @@
 // The run inspector: a page at `/` and its JSON API at `/api`, mounted on the MCP HTTP server
 // (serveHttp's `mount`), so it sits behind the same Host/Origin checks and the same bearer token.
 //
-//   /                    the page (static files from ./static, no framework)
+//   /                    the page (./static: Preact panels, no build step; see its README section)
 //   /assets/<file>       its scripts and styles
 //   /api/...             JSON (see api.ts); /api/events streams changes (see sse.ts)
 //   /?token=<token>      when a token is set: starts a session (a cookie) and redirects without the token

@@ -95,6 +95,24 @@ function FilterForm(/** @type {RunsViewProps} */ { filters, statuses, workflows,
       h("span", {}, label),
       h("input", { name, defaultValue: filters[name], autocomplete: "off", ...attrs }),
     );
+  /** A list whose choice applies at once; `none` names its empty choice. */
+  const choice = (
+    /** @type {Filter} */ name,
+    /** @type {string} */ label,
+    /** @type {string} */ none,
+    /** @type {string[]} */ options,
+  ) =>
+    h(
+      "label",
+      { class: "filter" },
+      h("span", {}, label),
+      h(
+        "select",
+        { name, value: filters[name], onChange: applyNow },
+        h("option", { value: "" }, none),
+        options.map((o) => h("option", { value: o, key: o }, o)),
+      ),
+    );
   const apply = (/** @type {HTMLFormElement} */ form) => {
     const data = new FormData(form);
     onFilter(/** @type {Filters} */ (Object.fromEntries(FILTERS.map((k) => [k, String(data.get(k) ?? "")]))));
@@ -114,28 +132,8 @@ function FilterForm(/** @type {RunsViewProps} */ { filters, statuses, workflows,
         apply(/** @type {HTMLFormElement} */ (ev.currentTarget));
       },
     },
-    h(
-      "label",
-      { class: "filter" },
-      h("span", {}, "Workflow"),
-      h(
-        "select",
-        { name: "workflow", value: filters.workflow, onChange: applyNow },
-        h("option", { value: "" }, "all"),
-        names.map((n) => h("option", { value: n, key: n }, n)),
-      ),
-    ),
-    h(
-      "label",
-      { class: "filter" },
-      h("span", {}, "Status"),
-      h(
-        "select",
-        { name: "status", value: filters.status, onChange: applyNow },
-        h("option", { value: "" }, "any"),
-        statusChoices.map((s) => h("option", { value: s, key: s }, s)),
-      ),
-    ),
+    choice("workflow", "Workflow", "all", names),
+    choice("status", "Status", "any", statusChoices),
     input("key", "Key contains", { type: "search", placeholder: "e.g. expense" }),
     input("error", "Error text", { type: "search", placeholder: "e.g. 503" }),
     input("after", "Created after", { type: "datetime-local" }),
