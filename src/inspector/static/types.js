@@ -1,6 +1,7 @@
 // @ts-check
-// The shapes the page works with: the API's answers as src/inspector/shapes.ts declares them, and the
-// page's own. Import them in JSDoc: /** @typedef {import("./types.js").EntryBar} EntryBar */.
+// The shapes the page works with: the API's answers, all taken from src/inspector/shapes.ts (the server
+// returns these types, so the two cannot drift apart). Import them in JSDoc:
+// /** @typedef {import("./types.js").EntryBar} EntryBar */.
 
 /** @typedef {import("../shapes.js").EntryBar} EntryBar */
 /** @typedef {EntryBar["attempts"][number]} AttemptBar */
@@ -22,9 +23,9 @@
 /** @typedef {import("../shapes.js").SendAnswer} SendAnswer */
 /** @typedef {import("../shapes.js").ReplayAnswer} ReplayAnswer */
 /** @typedef {import("../shapes.js").CancelAnswer} CancelAnswer */
-/** @typedef {import("../../diagnosis/types.js").Diagnosis} Diagnosis */
-/** @typedef {import("../../diagnosis/types.js").NextAction} NextAction */
-/** @typedef {import("../../engine/replay.js").ReplayPlan} ReplayPlan */
-/** @typedef {import("../../engine/error-info.js").ErrorInfo} ErrorInfo */
+/** @typedef {DiagnosisAnswer["diagnosis"]} Diagnosis */
+/** @typedef {Diagnosis["nextActions"][number]} NextAction */
+/** @typedef {Exclude<ReplayAnswer, { requested: true }>} ReplayPlan */
+/** @typedef {NonNullable<RunDetail["error"]>} ErrorInfo */
 
 export {};
