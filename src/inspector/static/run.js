@@ -7,9 +7,9 @@
 import { h, render } from "preact";
 import { api, debounce, follow, randomKey, runHref, runPath } from "./api.js";
 import { now } from "./format.js";
-import { isTerminal } from "./kinds.js";
 import { ReplayPreview } from "./replay-plan.js";
 import { RunView } from "./run-view.js";
+import { isTerminal } from "./statuses.js";
 
 /** @typedef {import("./types.js").RunAnswer} RunAnswer */
 /** @typedef {import("./types.js").HistoryAnswer} HistoryAnswer */

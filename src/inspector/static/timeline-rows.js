@@ -2,8 +2,6 @@
 // The timeline's rows, worked out from the entries alone (no DOM): root entries in order, each container
 // followed by its branches or loop iterations (a lane row each) and their entries, nested to any depth.
 
-import { isContainer } from "./kinds.js";
-
 /** @typedef {import("./types.js").EntryBar} EntryBar */
 /**
  * One row of the timeline: an entry, a lane (a branch or loop iteration, or a scope no container opens),
@@ -57,9 +55,8 @@ export function buildRows(entries, collapsed) {
   const walk = (scope, depth) => {
     placed.add(scope);
     for (const e of byScope.get(scope) ?? []) {
-      const container = isContainer(e);
-      rows.push({ type: "entry", entry: e, depth, container });
-      if (!container) continue;
+      rows.push({ type: "entry", entry: e, depth, container: e.container });
+      if (!e.container) continue;
       const children = [...byScope.keys()].filter((s) => childSuffix(s, e.path) !== null);
       if (collapsed.has(e.id)) {
         for (const s of children) markPlaced(s);

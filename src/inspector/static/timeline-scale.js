@@ -125,9 +125,8 @@ export function ticks(scale) {
  * @param {{ createdAt: number, finishedAt: number | null }} run
  * @param {boolean} live
  * @param {number} now
- * @param {(e: EntryBar) => boolean} container
  */
-export function runScale(entries, run, live, now, container) {
+export function runScale(entries, run, live, now) {
   let t0 = run.createdAt;
   for (const e of entries) if (e.startedAt !== null && e.startedAt < t0) t0 = e.startedAt;
   let t1 = live ? now : (run.finishedAt ?? t0);
@@ -136,7 +135,7 @@ export function runScale(entries, run, live, now, container) {
     t0,
     t1,
     entries
-      .filter((e) => e.startedAt !== null && e.kind !== "replay" && !container(e))
+      .filter((e) => e.startedAt !== null && e.kind !== "replay" && !e.container)
       .map((e) => /** @type {[number, number]} */ ([e.startedAt, endOf(e, now)])),
   );
 }

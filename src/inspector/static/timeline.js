@@ -9,7 +9,7 @@ import { h } from "preact";
 import { useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { assertNever } from "./assert.js";
 import { clock, duration, relative } from "./format.js";
-import { isContainer, isMark, isTerminal, isWait } from "./kinds.js";
+import { isTerminal } from "./statuses.js";
 import { buildRows } from "./timeline-rows.js";
 import { endOf, runScale, ticks } from "./timeline-scale.js";
 
@@ -75,9 +75,9 @@ function bars(/** @type {EntryBar} */ e, /** @type {Scale} */ scale, /** @type {
       }),
     ];
   }
-  if (isWait(e)) return [seg(scale, e.startedAt, end, `tl-wait tl-${e.kind} st-${e.status}`, title)];
-  if (isContainer(e)) return [seg(scale, e.startedAt, end, `tl-container st-${e.status}`, title)];
-  if (isMark(e))
+  if (e.wait) return [seg(scale, e.startedAt, end, `tl-wait tl-${e.kind} st-${e.status}`, title)];
+  if (e.container) return [seg(scale, e.startedAt, end, `tl-container st-${e.status}`, title)];
+  if (e.marker)
     return [h("span", { class: `tl-mark tl-${e.kind}`, title, style: { left: pct(scale.at(e.startedAt)) } })];
   return [seg(scale, e.startedAt, end, `tl-attempt at-${e.status}`, title)];
 }
@@ -90,7 +90,7 @@ export function note(/** @type {EntryBar} */ e, /** @type {number} */ t) {
   if (e.kind === "sleep" && e.status !== "completed" && typeof until === "number")
     parts.push(`wakes ${relative(until)}`);
   else if (e.kind === "queue" && e.status === "waiting") parts.push(`on ${e.detail?.queue ?? "queue"}`);
-  else if (e.startedAt !== null && !isMark(e)) parts.push(duration(endOf(e, t) - e.startedAt));
+  else if (e.startedAt !== null && !e.marker) parts.push(duration(endOf(e, t) - e.startedAt));
   return parts.join(" · ");
 }
 
@@ -215,7 +215,7 @@ export function Timeline(/** @type {TimelineProps} */ props) {
   const [collapsed, setCollapsed] = useState(() => /** @type {ReadonlySet<number>} */ (new Set()));
   const rows = useMemo(() => buildRows(entries, collapsed), [entries, collapsed]);
   const live = !isTerminal(run.status);
-  const scale = useMemo(() => runScale(entries, run, live, t, isContainer), [entries, run, live, t]);
+  const scale = useMemo(() => runScale(entries, run, live, t), [entries, run, live, t]);
   const windowed = rows.length > WINDOW_AT;
 
   const scroller = useRef(/** @type {HTMLDivElement | null} */ (null));

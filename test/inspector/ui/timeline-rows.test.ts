@@ -123,6 +123,21 @@ describe("buildRows", () => {
     ]);
   });
 
+  test("lanes follow the API's container flag, not a list of kinds: a kind the page has never heard of opens lanes", () => {
+    seq = 0;
+    const spawn = { ...bar("", "spawn", { kind: "child-batch" }), container: true };
+    const inside = bar("spawn[one]", "work");
+    expect(outline(buildRows([spawn, inside], new Set()))).toEqual([
+      "spawn",
+      " [one] completed",
+      "  spawn[one]/work",
+    ]);
+    // A join the API does not flag as a container is an entry like any other; its scope is left over.
+    const join = { ...bar("", "j", { kind: "join" }), container: false };
+    const branch = bar("j[a]", "x");
+    expect(outline(buildRows([join, branch], new Set()))).toEqual(["j", "[j[a]] completed", " j[a]/x"]);
+  });
+
   test("an entry's lanes are only the scopes directly below it", () => {
     expect(childSuffix("notify[sms]", "notify")).toBe("[sms]");
     expect(childSuffix("agent#12", "agent")).toBe("#12");

@@ -80,17 +80,18 @@ describe("runScale", () => {
     const first = bar({ id: 2, scope: "j[a]", startedAt: 0, endedAt: 1_000 });
     const again = bar({ id: 3, scope: "j[a]", startedAt: HOUR + 1_000, endedAt: HOUR + 2_000 });
     const run = { createdAt: 0, finishedAt: HOUR + 2_000 };
-    const s = runScale([join, first, again], run, false, HOUR + 5_000, (e) => e.kind === "join");
+    const s = runScale([join, first, again], run, false, HOUR + 5_000);
     expect(s.pieces.some((p) => p.fold)).toBe(true);
     // Counted as work, the container would have covered the gap: nothing folds.
-    const flat = runScale([join, first, again], run, false, HOUR + 5_000, () => false);
+    const asWork = { ...join, container: false };
+    const flat = runScale([asWork, first, again], run, false, HOUR + 5_000);
     expect(flat.pieces.some((p) => p.fold)).toBe(false);
   });
 
   test("a live run's track runs to now; an entry still going ends now", () => {
     const running = bar({ status: "running", startedAt: 1_000, endedAt: null });
     expect(endOf(running, 9_000)).toBe(9_000);
-    const s = runScale([running], { createdAt: 0, finishedAt: null }, true, 9_000, () => false);
+    const s = runScale([running], { createdAt: 0, finishedAt: null }, true, 9_000);
     expect(s.t1).toBe(9_000);
     expect(s.at(9_000)).toBeCloseTo(100);
   });
