@@ -23,16 +23,10 @@ export type { ErrorInfo } from "./engine/error-info.js";
 export type { EngineEvent } from "./engine/events.js";
 export { RunHandle } from "./engine/handle.js";
 export type { StateDiff } from "./engine/json.js";
+export type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./engine/listing.js";
 export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay.js";
 export type { RunRef } from "./engine/run-ref.js";
-export type {
-  EntryDetail,
-  ListRunsOptions,
-  PublishedWorkflow,
-  RunPage,
-  SendOptions,
-  SendResult,
-} from "./engine/runs-api.js";
+export type { EntryDetail, SendOptions, SendResult } from "./engine/runs-api.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
 export { attach, type Registry, type StartOptions, setup, type WaymarkEngine } from "./registry.js";

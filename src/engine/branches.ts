@@ -2,7 +2,6 @@
 
 import { BranchFailedError, InvalidInputError, InvalidNameError } from "../errors.js";
 import type { LoopOptions, LoopResult, WorkflowContext } from "../workflow.js";
-import { makeContext } from "./context.js";
 import {
   attemptsOf,
   childScopes,
@@ -15,9 +14,10 @@ import {
   setDetail,
 } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
-import { isInternal, type RunExecution } from "./execution.js";
+import type { RunExecution } from "./execution.js";
 import { nameProblem, Scope } from "./history.js";
 import { composeDiffs, fromJson, type StateDiff, toJson } from "./json.js";
+import { isInternal } from "./signals.js";
 
 type Branches = Record<string, (ctx: WorkflowContext) => Promise<unknown>>;
 
@@ -183,7 +183,7 @@ function runBranches(
       });
     };
     names.forEach((n, i) => {
-      const ctx = makeContext(exec, scopes[i]!);
+      const ctx = exec.contextFor(scopes[i]!);
       Promise.resolve()
         .then(() => branches[n]!(ctx))
         .then(
@@ -321,7 +321,7 @@ export async function runLoop(
     const iterScope = new Scope(iterPath, exec.history.scope(iterPath), scope);
     let result: LoopResult<unknown, unknown>;
     try {
-      result = await options.run(makeContext(exec, iterScope), detail.state);
+      result = await options.run(exec.contextFor(iterScope), detail.state);
       if (!result || typeof result !== "object" || !("continue" in result || "break" in result)) {
         throw new InvalidInputError(
           `Iteration ${detail.iteration} of loop "${path}" returned ${JSON.stringify(result)}; return Loop.continue(state) or Loop.break(value).`,

@@ -2,8 +2,29 @@
 
 import type { EntryRow } from "../storage/store.js";
 import type { Clock } from "./clock.js";
-import type { RunExecution, Wait } from "./execution.js";
+import type { WaitKind } from "./entries.js";
+import type { Scope } from "./history.js";
 import type { WriteQueue } from "./write-queue.js";
+
+/** Which run something is about (an executing run is one). */
+export interface RunIdentity {
+  readonly id: number;
+  readonly workflow: string;
+  readonly key: string;
+}
+
+/** Something a run waits for without holding a step in flight. */
+export interface Wait {
+  kind: WaitKind;
+  deadline: number | null;
+  queue?: string;
+  scope: Scope;
+  path: string;
+  /** The execution that waits; the scheduler releases the wait through it when its deadline passes. */
+  exec: RunIdentity & { release(wait: Wait): void };
+  resolve(): void;
+  reject(err: unknown): void;
+}
 
 export interface EngineCore {
   readonly clock: Clock;
@@ -16,10 +37,10 @@ export interface EngineCore {
   watch(wait: Wait): void;
   unwatch(wait: Wait): void;
   /** The run suspended itself (its patch is queued); drop it from memory. */
-  suspended(exec: RunExecution, status: string): void;
+  suspended(exec: RunIdentity, status: string): void;
   /** The run completed or failed (its record is committed). */
-  finished(exec: RunExecution, status: "completed" | "failed"): void;
+  finished(exec: RunIdentity, status: "completed" | "failed"): void;
   /** An entry's record is committed. */
-  emitEntry(exec: RunExecution, row: EntryRow): void;
-  emitBroadcast(exec: RunExecution, event: string, data: unknown): void;
+  emitEntry(exec: RunIdentity, row: EntryRow): void;
+  emitBroadcast(exec: RunIdentity, event: string, data: unknown): void;
 }

@@ -27,10 +27,11 @@ import {
 import type { AnyWorkflow } from "../workflow.js";
 import { cancelEntries } from "./branches.js";
 import { type Clock, systemClock } from "./clock.js";
-import type { EngineCore } from "./core.js";
+import { makeContext } from "./context.js";
+import type { EngineCore, RunIdentity, Wait } from "./core.js";
 import { checkVersions, type Definitions, publishDefinitions } from "./definitions.js";
 import { type EngineEvent, EventHub } from "./events.js";
-import { RunExecution, type Wait } from "./execution.js";
+import { RunExecution } from "./execution.js";
 import { toJson } from "./json.js";
 import { expireDeadOwners, makeOwnerId } from "./owners.js";
 import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
@@ -156,7 +157,7 @@ export class Engine extends RunsApi implements EngineCore {
     this.timed.delete(wait);
   }
 
-  suspended(exec: RunExecution, status: string): void {
+  suspended(exec: RunIdentity, status: string): void {
     this.active.delete(exec.id);
     void this.writes.flush().then(() => {
       this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
@@ -164,19 +165,19 @@ export class Engine extends RunsApi implements EngineCore {
     });
   }
 
-  finished(exec: RunExecution, status: "completed" | "failed"): void {
+  finished(exec: RunIdentity, status: "completed" | "failed"): void {
     this.active.delete(exec.id);
     this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
     this.poke();
   }
 
-  emitEntry(exec: RunExecution, row: EntryRow): void {
+  emitEntry(exec: RunIdentity, row: EntryRow): void {
     if (this.events.observed) {
       this.events.emit({ type: "entry", runId: exec.id, workflow: exec.workflow, key: exec.key, row });
     }
   }
 
-  emitBroadcast(exec: RunExecution, event: string, data: unknown): void {
+  emitBroadcast(exec: RunIdentity, event: string, data: unknown): void {
     this.events.emit({
       type: "broadcast",
       runId: exec.id,
@@ -232,7 +233,7 @@ export class Engine extends RunsApi implements EngineCore {
       );
       return;
     }
-    const exec = new RunExecution(this, def, run, entries, messages);
+    const exec = new RunExecution(this, def, run, entries, messages, makeContext);
     this.active.set(run.id, exec);
     exec.start();
   }

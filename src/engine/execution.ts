@@ -11,52 +11,16 @@ import { assertNever } from "../assert-never.js";
 import { DuplicateEntryError, FatalError, HistoryDivergedError, InvalidNameError } from "../errors.js";
 import { storedSignature } from "../failure-signature.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
-import type { AnyWorkflow } from "../workflow.js";
-import { makeContext } from "./context.js";
-import type { EngineCore } from "./core.js";
-import {
-  type Entry,
-  type EntryKind,
-  type EntryOf,
-  type EntryStatus,
-  entryPath,
-  type WaitKind,
-} from "./entries.js";
+import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
+import type { EngineCore, Wait } from "./core.js";
+import { type Entry, type EntryKind, type EntryOf, type EntryStatus, entryPath } from "./entries.js";
 import { errorInfo } from "./error-info.js";
 import { HistoryIndex, nameProblem, Scope } from "./history.js";
 import { fromJson, toJson } from "./json.js";
+import { Abandoned, isInternal, ScopeCancelled } from "./signals.js";
 
-/** Internal signal: this execution stopped (suspended, cancelled, evicted). Never reaches users. */
-export class Abandoned extends Error {
-  constructor() {
-    super("Waymark internal: this run stopped executing in this process.");
-    this.name = "Abandoned";
-  }
-}
-
-/** Internal signal: the scope (branch) this code runs in was cancelled. */
-export class ScopeCancelled extends Error {
-  constructor(path: string) {
-    super(`Waymark internal: scope "${path}" was cancelled.`);
-    this.name = "ScopeCancelled";
-  }
-}
-
-export function isInternal(err: unknown): boolean {
-  return err instanceof Abandoned || err instanceof ScopeCancelled;
-}
-
-/** Something a run waits for without holding a step in flight. */
-export interface Wait {
-  kind: WaitKind;
-  deadline: number | null;
-  queue?: string;
-  scope: Scope;
-  path: string;
-  exec: RunExecution;
-  resolve(): void;
-  reject(err: unknown): void;
-}
+/** Builds the `ctx` a workflow's code receives for one scope (context.ts; the engine supplies it). */
+export type ContextFactory = (exec: RunExecution, scope: Scope) => WorkflowContext;
 
 export class RunExecution {
   readonly id: number;
@@ -98,6 +62,7 @@ export class RunExecution {
     run: RunRow,
     entries: EntryRow[],
     messages: MessageRow[],
+    private readonly makeContext: ContextFactory,
   ) {
     this.id = run.id;
     this.workflow = run.workflow;
@@ -116,9 +81,14 @@ export class RunExecution {
 
   private readonly input: unknown;
 
+  /** The `ctx` for code running in `scope`, built by the factory the engine gave this execution. */
+  contextFor(scope: Scope): WorkflowContext {
+    return this.makeContext(this, scope);
+  }
+
   /** Starts (or resumes, by replay) the workflow function. */
   start(): void {
-    const ctx = makeContext(this, this.root);
+    const ctx = this.contextFor(this.root);
     let result: Promise<unknown>;
     try {
       result = Promise.resolve(this.def.run(ctx, this.input));

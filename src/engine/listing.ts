@@ -1,10 +1,54 @@
 // Listing runs and workflows: filters, keyset cursors, counts by status and version.
 
 import { InvalidInputError } from "../errors.js";
-import { RUN_STATUSES, type RunQuery, type Store } from "../storage/store.js";
+import { RUN_STATUSES, type RunQuery, type RunStatus, type Store } from "../storage/store.js";
 import type { Definitions } from "./definitions.js";
-import type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./runs-api.js";
-import { toRunInfo } from "./views.js";
+import { type RunInfo, toRunInfo } from "./views.js";
+
+export interface ListRunsOptions {
+  workflow?: string;
+  status?: RunStatus | RunStatus[];
+  key?: string;
+  keyContains?: string;
+  errorContains?: string;
+  createdAfter?: number | Date;
+  createdBefore?: number | Date;
+  /** Only runs on this workflow version. */
+  version?: number;
+  /** Only failed or retrying runs with this failure signature (as list_failures reports it). */
+  failureSignature?: string;
+  limit?: number;
+  /** Opaque cursor from a previous page. */
+  cursor?: string;
+}
+
+/** A workflow as a process that runs it published it to the database. */
+export interface PublishedWorkflow {
+  name: string;
+  version: number;
+  description: string | null;
+  /** Queue name to the JSON Schema of its messages. */
+  queues: Record<string, unknown>;
+  actions: string[];
+}
+
+/** A workflow with its versions and how many runs it has in each status (overall and per version). */
+export interface WorkflowSummary {
+  name: string;
+  versions: number[];
+  latest: number;
+  description?: string;
+  queues: string[];
+  actions: string[];
+  runs: Record<string, number>;
+  runsByVersion: Record<string, Record<string, number>>;
+}
+
+export interface RunPage {
+  runs: RunInfo[];
+  /** Pass back to get the next page; null on the last page. */
+  nextCursor: string | null;
+}
 
 export function encodeCursor(parts: unknown[]): string {
   return Buffer.from(JSON.stringify(parts)).toString("base64url");

@@ -15,6 +15,7 @@
 import { InvalidInputError, RunBusyError, WaymarkError } from "../errors.js";
 import type { MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
+import { makeContext } from "./context.js";
 import type { Engine } from "./engine.js";
 import {
   asEntries,
@@ -302,7 +303,7 @@ async function verifyPrefix(
   state: string,
 ): Promise<boolean> {
   const version = def.version;
-  const exec = new RunExecution(engine, def, { ...run, version, state }, kept, []);
+  const exec = new RunExecution(engine, def, { ...run, version, state }, kept, [], makeContext);
   exec.verifying = true;
   exec.start();
   // Recorded values resolve in microtasks, but the code may also await its own timers or I/O between

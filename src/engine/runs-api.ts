@@ -28,7 +28,16 @@ import type { EventHub } from "./events.js";
 import type { RunExecution } from "./execution.js";
 import { RunHandle } from "./handle.js";
 import { fromJson, toJson } from "./json.js";
-import { checkOptions, describe, listRuns, listWorkflows } from "./listing.js";
+import {
+  checkOptions,
+  describe,
+  type ListRunsOptions,
+  listRuns,
+  listWorkflows,
+  type PublishedWorkflow,
+  type RunPage,
+  type WorkflowSummary,
+} from "./listing.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
 import { stateAround } from "./state-history.js";
@@ -47,23 +56,6 @@ export interface SendResult {
   duplicate: boolean;
 }
 
-export interface ListRunsOptions {
-  workflow?: string;
-  status?: RunStatus | RunStatus[];
-  key?: string;
-  keyContains?: string;
-  errorContains?: string;
-  createdAfter?: number | Date;
-  createdBefore?: number | Date;
-  /** Only runs on this workflow version. */
-  version?: number;
-  /** Only failed or retrying runs with this failure signature (as list_failures reports it). */
-  failureSignature?: string;
-  limit?: number;
-  /** Opaque cursor from a previous page. */
-  cursor?: string;
-}
-
 /** Failed and retrying runs grouped by failure signature (see failure-signature.ts). */
 export interface FailureGroupsOptions {
   /** Failures at or after this time (ms). */
@@ -74,38 +66,10 @@ export interface FailureGroupsOptions {
   limit?: number;
 }
 
-/** A workflow as a process that runs it published it to the database. */
-export interface PublishedWorkflow {
-  name: string;
-  version: number;
-  description: string | null;
-  /** Queue name to the JSON Schema of its messages. */
-  queues: Record<string, unknown>;
-  actions: string[];
-}
-
 /** One entry with the run's state before and after it. */
 export interface EntryDetail extends HistoryEntry {
   stateBefore: unknown;
   stateAfter: unknown;
-}
-
-/** A workflow with its versions and how many runs it has in each status (overall and per version). */
-export interface WorkflowSummary {
-  name: string;
-  versions: number[];
-  latest: number;
-  description?: string;
-  queues: string[];
-  actions: string[];
-  runs: Record<string, number>;
-  runsByVersion: Record<string, Record<string, number>>;
-}
-
-export interface RunPage {
-  runs: RunInfo[];
-  /** Pass back to get the next page; null on the last page. */
-  nextCursor: string | null;
 }
 
 /** Messages and reads of runs; the Engine adds execution on top. */

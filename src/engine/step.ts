@@ -12,9 +12,10 @@ import type { StepContext, StepOptions } from "../workflow.js";
 import { toMs } from "./duration.js";
 import { type Attempt, attemptsOf, type EntryOf, entryPath } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
-import { Abandoned, isInternal, type RunExecution } from "./execution.js";
+import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
+import { Abandoned, isInternal } from "./signals.js";
 
 const DEFAULT_RETRIES = 3;
 

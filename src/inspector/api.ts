@@ -16,7 +16,7 @@
 import type { IncomingMessage } from "node:http";
 import type { Diagnosis } from "../diagnosis/types.js";
 import type { Engine } from "../engine/engine.js";
-import type { ListRunsOptions } from "../engine/runs-api.js";
+import type { ListRunsOptions } from "../engine/listing.js";
 import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
 import { ApiError, readJson } from "./respond.js";
 import {

@@ -4,7 +4,7 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { NextAction } from "../diagnosis/index.js";
 import type { Engine } from "../engine/engine.js";
-import type { PublishedWorkflow } from "../engine/runs-api.js";
+import type { PublishedWorkflow } from "../engine/listing.js";
 import type { RunRow } from "../storage/store.js";
 import { nameList, ToolError } from "./errors.js";
 import { quote } from "./format.js";
