@@ -222,7 +222,7 @@ export async function replayRun(
   if (!(await engine.store.claimRun(runId, engine.owner, now + 60_000, now)))
     throw new RunBusyError(label, "be replayed");
   const w = engine.writes;
-  w.truncateEntries(runId, [...discardSeqs]);
+  w.deleteEntries(runId, [...discardSeqs]);
   for (const r of reopened) w.entry(r, engine.owner);
   w.unconsume(consumed.map((m) => m.id));
   const markers = rows.filter((r) => r.scope === REPLAY_SCOPE);

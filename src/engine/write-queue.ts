@@ -36,7 +36,6 @@ class Pending {
   consume: WriteBatch["consume"] = [];
   unconsume: number[] = [];
   deleteEntries: WriteBatch["deleteEntries"] = [];
-  truncateEntries: WriteBatch["truncateEntries"] = [];
   requests: Array<WriteBatch["requests"][number] & { d: Deferred<number> }> = [];
   requestsDone: WriteBatch["requestsDone"] = [];
   rejections: WriteBatch["rejections"] = [];
@@ -66,7 +65,6 @@ class Pending {
       this.consume.length === 0 &&
       this.unconsume.length === 0 &&
       this.deleteEntries.length === 0 &&
-      this.truncateEntries.length === 0 &&
       this.requests.length === 0 &&
       this.requestsDone.length === 0 &&
       this.rejections.length === 0
@@ -79,7 +77,6 @@ class Pending {
     this.runs.delete(runId);
     this.consume = this.consume.filter((c) => c.runId !== runId);
     this.deleteEntries = this.deleteEntries.filter((d) => d.runId !== runId);
-    this.truncateEntries = this.truncateEntries.filter((d) => d.runId !== runId);
     this.owned.delete(runId);
   }
 
@@ -90,7 +87,6 @@ class Pending {
       messages: this.messages.map((m) => m.req),
       entries: [...this.entries],
       deleteEntries: this.deleteEntries,
-      truncateEntries: this.truncateEntries,
       consume: this.consume,
       unconsume: this.unconsume,
       runs: [...this.runs.values()],
@@ -189,12 +185,6 @@ export class WriteQueue {
   deleteEntries(runId: number, seqs: number[]): void {
     if (seqs.length === 0) return;
     this.pending.deleteEntries.push({ runId, seqs });
-    this.schedule();
-  }
-
-  truncateEntries(runId: number, seqs: number[]): void {
-    if (seqs.length === 0) return;
-    this.pending.truncateEntries.push({ runId, seqs });
     this.schedule();
   }
 

@@ -177,9 +177,8 @@ export interface WriteBatch {
   creates: CreateRun[];
   messages: NewMessage[];
   entries: EntryRow[];
+  /** Entries removed by seq (a replay's discarded entries, a loop's compacted iterations); applied before `entries`. */
   deleteEntries: Array<{ runId: number; seqs: number[] }>;
-  /** Clears entries from `fromSeq` on (replay); applied before `entries`. */
-  truncateEntries: Array<{ runId: number; seqs: number[] }>;
   consume: Array<{ messageId: number; runId: number; bySeq: number }>;
   /** Put consumed messages back on their queues (replay). */
   unconsume: number[];
@@ -279,6 +278,8 @@ export interface Store {
   allEntries(runId: number): Promise<EntryRow[]>;
 
   listMessages(runId: number, opts: { includeConsumed: boolean; limit: number }): Promise<MessageRow[]>;
+  /** One message by id (of any run, consumed or not). */
+  getMessage(id: number): Promise<MessageRow | undefined>;
   /** The message a run holds under an idempotency key, if any (consumed or not). */
   messageByKey(runId: number, idempotencyKey: string): Promise<MessageRow | undefined>;
   /** Messages refused for a run, newest first. */

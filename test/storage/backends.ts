@@ -117,7 +117,6 @@ export function batch(now: number, parts: Partial<WriteBatch> = {}): WriteBatch 
     messages: [],
     entries: [],
     deleteEntries: [],
-    truncateEntries: [],
     consume: [],
     unconsume: [],
     runs: [],

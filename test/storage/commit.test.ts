@@ -179,8 +179,10 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
 
     await store.commit(
       batch(T0, {
-        truncateEntries: [{ runId: run.id, seqs: [3, 4] }],
-        deleteEntries: [{ runId: run.id, seqs: [1] }],
+        deleteEntries: [
+          { runId: run.id, seqs: [3, 4] },
+          { runId: run.id, seqs: [1] },
+        ],
         entries: [entry(run.id, 3, { name: "again" })],
         leases: lease,
       }),
@@ -364,6 +366,10 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     expect((await store.messageByKey(run.id, "k"))?.body).toBe("1");
     expect((await store.messageByKey(other.id, "k"))?.body).toBe("4");
     expect(await store.messageByKey(run.id, "nope")).toBeUndefined();
+    // One message by id, whichever run holds it; an id never used reads as none.
+    expect(await store.getMessage(otherRun!.id)).toMatchObject({ runId: other.id, body: "4", queue: "q" });
+    expect((await store.getMessage(first!.id))?.body).toBe("1");
+    expect(await store.getMessage(otherRun!.id + 100)).toBeUndefined();
   });
 
   it("keeps requests in order, wakes their idle run, and records what became of them", async () => {

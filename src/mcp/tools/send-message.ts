@@ -1,8 +1,6 @@
 // send_message: a validated, durable message to a run's queue; says whether a waiting run consumed it.
 
 import { z } from "zod";
-import type { Engine } from "../../engine/engine.js";
-import type { MessageRow } from "../../storage/store.js";
 import { fitAnswer } from "../budget.js";
 import { domainCode, ToolError } from "../errors.js";
 import { brief, quote } from "../format.js";
@@ -12,11 +10,6 @@ import { defineTool } from "./tool.js";
 
 /** How long to wait for a run that waits on the queue to consume the message. */
 const CONSUME_WAIT_MS = 5000;
-
-async function messageRow(engine: Engine, id: number): Promise<MessageRow | undefined> {
-  const [m] = await engine.store.messagesSince(id - 1, 1);
-  return m?.id === id ? m : undefined;
-}
 
 export const sendMessage = defineTool({
   name: "send_message",
@@ -77,19 +70,19 @@ export const sendMessage = defineTool({
       }
       throw err;
     }
-    let message = await messageRow(engine, res.messageId);
+    let message = await engine.store.getMessage(res.messageId);
     if (message?.consumedAt == null && wasWaiting) {
       // Consumed by a commit of the run's queue wait, here (an entry) or in the process that runs it.
       const id = res.messageId;
       const watched = await engine.watchRun(
         row.id,
         async () => {
-          const m = await messageRow(engine, id);
+          const m = await engine.store.getMessage(id);
           return m?.consumedAt != null ? m : undefined;
         },
         { timeout: CONSUME_WAIT_MS, signal: extra.signal, entries: true },
       );
-      message = watched.value ?? (await messageRow(engine, id));
+      message = watched.value ?? (await engine.store.getMessage(id));
     }
     const consumed = message?.consumedAt != null;
     let consumedBy: string | null = null;

@@ -104,7 +104,6 @@ export class BatchWriter {
       b.consume.length === 0 &&
       b.unconsume.length === 0 &&
       b.deleteEntries.length === 0 &&
-      b.truncateEntries.length === 0 &&
       b.requests.length === 0 &&
       b.requestsDone.length === 0 &&
       b.rejections.length === 0
@@ -121,7 +120,7 @@ export class BatchWriter {
 
     const delRuns: number[] = [];
     const delSeqs: number[] = [];
-    for (const d of [...batch.truncateEntries, ...batch.deleteEntries]) {
+    for (const d of batch.deleteEntries) {
       for (const seq of d.seqs) {
         delRuns.push(d.runId);
         delSeqs.push(seq);
@@ -176,7 +175,6 @@ export class BatchWriter {
     for (const p of batch.runs) ids.add(p.id);
     for (const e of batch.entries) ids.add(e.runId);
     for (const d of batch.deleteEntries) ids.add(d.runId);
-    for (const d of batch.truncateEntries) ids.add(d.runId);
     for (const c of batch.consume) ids.add(c.runId);
     for (const m of batch.messages) ids.add(m.runId);
     for (const r of batch.requests) ids.add(r.runId);

@@ -370,6 +370,10 @@ export class PostgresStore implements Store {
     return (await this.q<MessageRow>(name, text, [runId, opts.limit])).rows;
   }
 
+  async getMessage(id: number): Promise<MessageRow | undefined> {
+    return (await this.q<MessageRow>("wm_get_message", this.sql.getMessage, [id])).rows[0];
+  }
+
   async messageByKey(runId: number, idempotencyKey: string): Promise<MessageRow | undefined> {
     return (await this.q<MessageRow>("wm_message_by_key", this.sql.messageByKey, [runId, idempotencyKey]))
       .rows[0];

@@ -29,6 +29,7 @@ export function statements(t: Tables) {
     rejections: `SELECT id, run_id AS "runId", queue, body, error, at FROM ${t.rejections} WHERE run_id = $1
       ORDER BY id DESC LIMIT $2`,
     messagesSince: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE id > $1 ORDER BY id LIMIT $2`,
+    getMessage: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE id = $1`,
     maxMessageId: `SELECT coalesce(max(id), 0) AS id FROM ${t.messages}`,
     countRuns: `SELECT workflow, version, status, count(*) AS count FROM ${t.runs}
       GROUP BY workflow, version, status ORDER BY workflow COLLATE "C", version, status COLLATE "C"`,

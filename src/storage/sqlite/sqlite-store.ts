@@ -64,6 +64,7 @@ const GUARDED = [
   "allEntries",
   "listMessages",
   "messageByKey",
+  "getMessage",
   "listRejections",
   "messagesSince",
   "maxMessageId",
@@ -180,7 +181,6 @@ export class SqliteStore implements Store {
       if (row) created.push({ run: row, created: true });
       else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
     }
-    for (const t of batch.truncateEntries) for (const seq of t.seqs) s.deleteEntry.run(t.runId, seq);
     for (const d of batch.deleteEntries) for (const seq of d.seqs) s.deleteEntry.run(d.runId, seq);
     for (const e of batch.entries) {
       s.upsertEntry.run(
@@ -391,6 +391,10 @@ export class SqliteStore implements Store {
       runId,
       opts.limit,
     ) as MessageRow[];
+  }
+
+  async getMessage(id: number): Promise<MessageRow | undefined> {
+    return this.stmts.getMessage.get(id) as MessageRow | undefined;
   }
 
   async messageByKey(runId: number, idempotencyKey: string): Promise<MessageRow | undefined> {

@@ -89,6 +89,7 @@ export interface Statements {
   pendingMessages: Database.Statement;
   allMessages: Database.Statement;
   messageByKey: Database.Statement;
+  getMessage: Database.Statement;
   pendingMessagesLimited: Database.Statement;
   messagesSince: Database.Statement;
   maxMessageId: Database.Statement;
@@ -167,6 +168,7 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     allMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? ORDER BY id LIMIT ?`),
     messageByKey: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND idempotency_key = ?`),
+    getMessage: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`),
     pendingMessagesLimited: p(
       `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id LIMIT ?`,
     ),
