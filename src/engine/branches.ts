@@ -15,7 +15,7 @@ import {
 } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
-import { nameProblem, Scope } from "./history.js";
+import { nameProblem, type Scope } from "./history.js";
 import { composeDiffs, fromJson, type StateDiff, toJson } from "./json.js";
 import { isInternal } from "./signals.js";
 
@@ -167,7 +167,7 @@ function runBranches(
   /** Filled with the scopes cancelled when the outcome is decided. */
   cancelled: Scope[],
 ): Promise<{ values: Record<string, unknown>; winner?: string }> {
-  const scopes = names.map((n) => new Scope(`${path}[${n}]`, exec.history.scope(`${path}[${n}]`), parent));
+  const scopes = names.map((n) => exec.openScope(`${path}[${n}]`, parent));
   return new Promise((resolve, reject) => {
     const values: Record<string, unknown> = {};
     const failures: Array<{ branch: string; message: string }> = [];
@@ -188,6 +188,7 @@ function runBranches(
         .then(() => branches[n]!(ctx))
         .then(
           (value) => {
+            exec.verifier?.ended(scopes[i]!);
             if (settled) return;
             values[n] = value;
             if (mode === "first") {
@@ -200,6 +201,7 @@ function runBranches(
             }
           },
           (err) => {
+            exec.verifier?.ended(scopes[i]!);
             if (settled) return;
             if (isInternal(err) && !scopes[i]!.cancelled) {
               settled = true;
@@ -318,7 +320,7 @@ export async function runLoop(
   for (;;) {
     detail.starts = { ...detail.starts, [String(detail.iteration)]: detail.state };
     const iterPath = `${path}#${detail.iteration}`;
-    const iterScope = new Scope(iterPath, exec.history.scope(iterPath), scope);
+    const iterScope = exec.openScope(iterPath, scope);
     let result: LoopResult<unknown, unknown>;
     try {
       result = await options.run(exec.contextFor(iterScope), detail.state);
@@ -329,6 +331,8 @@ export async function runLoop(
       }
     } catch (err) {
       return failContainer(exec, row, err);
+    } finally {
+      exec.verifier?.ended(iterScope);
     }
     const done: number = detail.iteration;
     detail = { ...detail, iteration: done + 1 };
@@ -350,7 +354,7 @@ export async function runLoop(
 
 /** Deletes the history of iteration `i` (and anything nested in it), folding its state changes in. */
 function compact(exec: RunExecution, path: string, i: number, detail: LoopDetail): void {
-  if (i < 0) return;
+  if (i < 0 || exec.verifying) return;
   const rows = exec.history.removeTree(`${path}#${i}`);
   if (rows.length === 0) return;
   rows.sort((a, b) => (a.stateSeq ?? 0) - (b.stateSeq ?? 0));

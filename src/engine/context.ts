@@ -18,7 +18,10 @@ async function runRemoved(exec: RunExecution, scope: Scope, name: string): Promi
   if (problem) throw new InvalidNameError("removed entry", name, problem);
   scope.names.add(name);
   const recorded = scope.entries[scope.next];
-  if (recorded && recorded.name === name && scope.next < scope.loaded) scope.next++;
+  if (recorded && recorded.name === name && scope.next < scope.loaded) {
+    scope.next++;
+    exec.verifier?.progressed();
+  }
 }
 
 /** ctx.version: the version pinned in history at this point, or `latest` recorded now. */

@@ -22,6 +22,18 @@ import { Abandoned, isInternal, ScopeCancelled } from "./signals.js";
 /** Builds the `ctx` a workflow's code receives for one scope (context.ts; the engine supplies it). */
 export type ContextFactory = (exec: RunExecution, scope: Scope) => WorkflowContext;
 
+/** What a verify execution tells the check that runs it (replay-check.ts), enough to know when it is done. */
+export interface VerifyObserver {
+  /** A scope's code began: it is to reach every entry the scope holds, unless it ends or is cancelled first. */
+  opened(scope: Scope): void;
+  /** A scope's code ended (its branch or iteration returned or threw): it reaches nothing more. */
+  ended(scope: Scope): void;
+  /** A recorded entry was reached again, or a divergence found. */
+  progressed(): void;
+  /** The workflow function ended: null when it returned, else why it failed (a divergence among others). */
+  finished(error: unknown): void;
+}
+
 export class RunExecution {
   readonly id: number;
   readonly workflow: string;
@@ -45,16 +57,6 @@ export class RunExecution {
   fatal: Error | null = null;
   readonly controllers = new Set<AbortController>();
   private idleCheckQueued = false;
-  /**
-   * Verify mode (replay checks): the code replays recorded entries only; anything new stops at the
-   * frontier (a promise that never settles) and nothing is written.
-   */
-  verifying = false;
-  /** In verify mode: how the code ended, if it did before reaching the frontier. */
-  verifyOutcome: { completed: boolean; error?: unknown } | null = null;
-  /** In verify mode: calls the code made (recorded or new), and how many paths stopped at the frontier. */
-  verifyCalls = 0;
-  frontiers = 0;
 
   constructor(
     readonly core: EngineCore,
@@ -63,6 +65,11 @@ export class RunExecution {
     entries: EntryRow[],
     messages: MessageRow[],
     private readonly makeContext: ContextFactory,
+    /**
+     * Verify mode (a replay's or a deploy's check, replay-check.ts) when given: the code replays recorded
+     * entries only; anything new stops at the frontier (a promise that never settles) and nothing is written.
+     */
+    readonly verifier: VerifyObserver | null = null,
   ) {
     this.id = run.id;
     this.workflow = run.workflow;
@@ -75,11 +82,24 @@ export class RunExecution {
     this.stateJson = run.state;
     this.state = JSON.parse(run.state) as object;
     this.root = new Scope("", this.history.scope(""), null);
+    verifier?.opened(this.root);
     for (const m of messages) this.enqueueMessage(m);
     this.input = fromJson(run.input);
   }
 
   private readonly input: unknown;
+
+  /** True in verify mode: nothing new runs and nothing is written. */
+  get verifying(): boolean {
+    return this.verifier !== null;
+  }
+
+  /** Opens a nested scope (a branch, a loop iteration) over the entries history holds for it. */
+  openScope(path: string, parent: Scope): Scope {
+    const scope = new Scope(path, this.history.scope(path), parent);
+    this.verifier?.opened(scope);
+    return scope;
+  }
 
   /** The `ctx` for code running in `scope`, built by the factory the engine gave this execution. */
   contextFor(scope: Scope): WorkflowContext {
@@ -139,12 +159,12 @@ export class RunExecution {
     if (problem) throw new InvalidNameError(kind, name, problem);
     if (scope.names.has(name)) throw new DuplicateEntryError(this.label, entryPath(scope.path, name), kind);
     scope.names.add(name);
-    this.verifyCalls++;
     const ordinal = scope.next++;
     const recorded = scope.entries[ordinal];
     if (recorded && (recorded.name !== name || recorded.kind !== kind)) {
       this.diverge(scope, ordinal, recorded, { kind, name });
     }
+    if (recorded) this.verifier?.progressed();
     return { ordinal, recorded: recorded as EntryOf<K> | undefined };
   }
 
@@ -164,6 +184,7 @@ export class RunExecution {
       recorded ? entryPath(recorded.scope, recorded.name) : null,
     );
     this.fatal = err;
+    this.verifier?.progressed();
     throw err;
   }
 
@@ -217,7 +238,6 @@ export class RunExecution {
 
   /** Verify mode: where new work would begin; never settles. */
   frontier(): Promise<never> {
-    this.frontiers++;
     return new Promise<never>(() => {});
   }
 
@@ -380,15 +400,15 @@ export class RunExecution {
 
   private finish(output: unknown): void {
     if (this.dead) return;
-    if (this.verifying) {
-      this.verifyOutcome = this.fatal ? { completed: false, error: this.fatal } : { completed: true };
+    if (this.verifier) {
       if (!this.fatal && this.root.next < this.root.loaded) {
         try {
           this.diverge(this.root, this.root.next, this.root.entries[this.root.next], null);
-        } catch (err) {
-          this.verifyOutcome = { completed: false, error: err };
+        } catch {
+          // recorded as fatal
         }
       }
+      this.verifier.finished(this.fatal);
       return;
     }
     let json: string | null;
@@ -407,8 +427,8 @@ export class RunExecution {
 
   private fail(err: unknown): void {
     if (this.dead || isInternal(err)) return;
-    if (this.verifying) {
-      this.verifyOutcome = { completed: false, error: this.fatal ?? err };
+    if (this.verifier) {
+      this.verifier.finished(this.fatal ?? err);
       return;
     }
     const error = this.fatal && err !== this.fatal ? this.fatal : err;

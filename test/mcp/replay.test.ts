@@ -38,7 +38,24 @@ test("a dry run shows what would be discarded and changes nothing; the real repl
     restoreState: { charged: 0 },
   });
   expect(text(dry)).toContain('Dry run: replaying fixable/f-1 would go from "charge"');
+  expect(dry.structuredContent!.rerun).toEqual([{ id: 2, path: "charge", status: "failed", attempts: 1 }]);
+  expect(text(dry)).toContain("runs 1 step again whose side effects repeat (charge)");
   expect(await entries(engine)).toEqual(before);
+
+  // From the first step, the one that completed is listed as doing its work again.
+  const early = await call(client, "replay_run", {
+    workflow: "fixable",
+    key: "f-1",
+    fromStep: "prepare",
+    dryRun: true,
+  });
+  expect(early.structuredContent!.rerun).toMatchObject([
+    { path: "prepare", status: "completed" },
+    { path: "charge", status: "failed" },
+  ]);
+  expect(text(early)).toContain(
+    "runs 2 steps again whose side effects repeat (prepare, which completed before; charge)",
+  );
 
   repair("f-1");
   const real = await call(client, "replay_run", { workflow: "fixable", key: "f-1" });

@@ -1,6 +1,6 @@
 // @ts-check
 // A replay's dry run, shown before it is confirmed: where it starts again, what it discards and reopens,
-// the messages it puts back and the state it resumes with.
+// the steps that run again (their side effects repeat), the messages it puts back and the state it resumes with.
 
 import { h } from "preact";
 import { plural } from "./format.js";
@@ -14,6 +14,7 @@ const LISTED = 50;
 /** What a replay would do, from its dry run. */
 export function ReplayPreview(/** @type {{ plan: ReplayPlan }} */ { plan }) {
   const { from, version, discard, reopen, restoreMessages } = plan;
+  const rerun = plan.rerun ?? [];
   return h(
     "div",
     { class: "plan" },
@@ -35,6 +36,25 @@ export function ReplayPreview(/** @type {{ plan: ReplayPlan }} */ { plan }) {
             .map((d) => h("li", { key: d.id }, h("code", {}, d.path), " ", h(Badge, { status: d.status }))),
         )
       : h("p", { class: "muted" }, "None."),
+    h("h3", {}, `Runs ${plural(rerun.length, "step", "steps")} again`),
+    rerun.length
+      ? h(
+          "ul",
+          { class: "rerun" },
+          rerun
+            .slice(0, LISTED)
+            .map((r) =>
+              h(
+                "li",
+                { key: r.id },
+                h("code", {}, r.path),
+                r.status === "completed"
+                  ? " completed before: what it does (a charge, an email) happens again"
+                  : ` ${r.status} before (${plural(r.attempts, "attempt", "attempts")})`,
+              ),
+            ),
+        )
+      : h("p", { class: "muted" }, "None: no step's side effect repeats."),
     reopen.length
       ? h(
           "p",

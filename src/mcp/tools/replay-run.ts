@@ -22,7 +22,13 @@ function planText(p: ReplayPlan): string {
     ? `from "${p.from.path}" (#${p.from.id})`
     : "over its whole history (nothing discarded)";
   const paths = p.discard.slice(0, 8).map((d) => d.path);
-  return `${from}: discards ${p.discard.length} entr${p.discard.length === 1 ? "y" : "ies"}${paths.length ? ` (${paths.join(", ")}${p.discard.length > 8 ? ", ..." : ""})` : ""}, puts back ${p.restoreMessages.length} message(s), restores the state as it was before, and runs on version ${p.version.to}${p.version.to !== p.version.from ? ` (was ${p.version.from})` : ""}`;
+  const again = p.rerun
+    .slice(0, 8)
+    .map((r) => (r.status === "completed" ? `${r.path}, which completed before` : r.path));
+  const rerun = p.rerun.length
+    ? `, runs ${p.rerun.length} step${p.rerun.length === 1 ? "" : "s"} again whose side effects repeat (${again.join("; ")}${p.rerun.length > 8 ? "; ..." : ""})`
+    : ", runs no step again";
+  return `${from}: discards ${p.discard.length} entr${p.discard.length === 1 ? "y" : "ies"}${paths.length ? ` (${paths.join(", ")}${p.discard.length > 8 ? ", ..." : ""})` : ""}${rerun}, puts back ${p.restoreMessages.length} message(s), restores the state as it was before, and runs on version ${p.version.to}${p.version.to !== p.version.from ? ` (was ${p.version.from})` : ""}`;
 }
 
 export const replayRun = defineTool({
@@ -66,6 +72,11 @@ export const replayRun = defineTool({
       .array(z.object({ id: z.number(), path: z.string(), kind: z.string(), status: z.string() }))
       .describe("Entries discarded (first ones, see discardCount)."),
     discardCount: z.number().describe("How many entries are discarded in all."),
+    rerun: z
+      .array(z.object({ id: z.number(), path: z.string(), status: z.string(), attempts: z.number() }))
+      .describe(
+        "Discarded steps whose functions run again when the code reaches them: their side effects (a charge, an email) repeat; a completed one already did its work once. Show these to the user.",
+      ),
     reopen: z
       .array(z.object({ id: z.number(), path: z.string(), kind: z.string() }))
       .describe("Containers reopened."),
@@ -135,6 +146,7 @@ export const replayRun = defineTool({
           from: null,
           discard: [],
           discardCount: 0,
+          rerun: [],
           reopen: [],
           restoreMessages: [],
           restoreState: null,
@@ -169,6 +181,7 @@ export const replayRun = defineTool({
           from: plan.from,
           discard,
           discardCount: plan.discard.length,
+          rerun: fitItems(plan.rerun, Math.max(1000, s.limit)),
           reopen: plan.reopen,
           restoreMessages: plan.restoreMessages.slice(0, 20).map((m) => ({
             id: m.id,

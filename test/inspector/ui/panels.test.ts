@@ -161,7 +161,7 @@ describe("panels", () => {
     ]);
   });
 
-  test("a replay's preview: where it starts, what it discards, the messages it puts back", () => {
+  test("a replay's preview: where it starts, what it discards, the steps that run again, the messages it puts back", () => {
     const html = renderToString(
       h(ReplayPreview, {
         plan: {
@@ -170,6 +170,10 @@ describe("panels", () => {
           discard: [
             { id: 2, path: "calculate-tax", kind: "step", status: "failed" },
             { id: 3, path: "save-invoice", kind: "step", status: "completed" },
+          ],
+          rerun: [
+            { id: 2, path: "calculate-tax", status: "failed", attempts: 4 },
+            { id: 3, path: "save-invoice", status: "completed", attempts: 1 },
           ],
           reopen: [],
           restoreMessages: [{ id: 7, queue: "decisions", body: { approve: true }, sentAt: T0 }],
@@ -186,6 +190,9 @@ describe("panels", () => {
     expect(words).toContain("Discards 2 entries");
     expect(words).toMatch(/calculate-tax failed save-invoice completed/);
     expect(words).toContain('Puts back 1 message decisions {"approve":true}');
+    expect(words).toContain(
+      "Runs 2 steps again calculate-tax failed before (4 attempts) save-invoice completed before: what it does (a charge, an email) happens again",
+    );
   });
 
   test("an entry panel with nothing chosen asks for a choice", () => {
