@@ -1,9 +1,10 @@
 // Chooses a store from a database string: a PostgreSQL URL, a SQLite file path (default), ":memory:", or a Store itself.
 
 import { InvalidInputError } from "../errors.js";
+import type { Durability } from "./durability.js";
 import { isPostgresUrl } from "./postgres/connect.js";
 import { openPostgresStore } from "./postgres/postgres-store.js";
-import { type Durability, openSqliteStore } from "./sqlite/sqlite-store.js";
+import { openSqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
 export interface OpenOptions {

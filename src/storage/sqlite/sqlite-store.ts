@@ -4,6 +4,7 @@
 import fs from "node:fs";
 import Database from "better-sqlite3";
 import { LeaseLostError, StorageError } from "../../errors.js";
+import type { Durability } from "../durability.js";
 import type {
   BatchResult,
   CreateResult,
@@ -34,9 +35,6 @@ import {
   RUN_COLUMNS,
   type Statements,
 } from "./statements.js";
-
-/** `normal`: survives a process crash (WAL, synchronous=NORMAL). `full`: also survives power loss. */
-export type Durability = "normal" | "full";
 
 export interface SqliteOptions {
   durability?: Durability;
