@@ -5,6 +5,7 @@ const VERBS: Record<string, string> = {
   demo: "Run the sample workflows against a local fake API and serve them (npm start).",
   diagnose:
     "Why a run failed or is stuck, and what to do next: waymark diagnose <workflow>/<key> [--db file].",
+  init: "Write the MCP entries for Claude Code, Cursor and VS Code in an app: waymark init [--db file] [--registry module].",
   migrate:
     "Copy a SQLite database into PostgreSQL: waymark migrate --from app.db --to postgres://user@host/db.",
   mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module].",
