@@ -6,8 +6,8 @@ import { Engine } from "./engine/engine.js";
 import type { RunHandle } from "./engine/handle.js";
 import { nameProblem } from "./engine/history.js";
 import { checkStartOptions } from "./start-options.js";
-import { type OpenOptions, openStore } from "./storage/open.js";
 import type { Durability } from "./storage/durability.js";
+import { type OpenOptions, openStore } from "./storage/open.js";
 import type { Store } from "./storage/store.js";
 import type { AnyWorkflow, InputOf, WorkflowEntry } from "./workflow.js";
 

@@ -43,14 +43,7 @@ describe("waymark init", () => {
         waymark: {
           type: "stdio",
           command: `${WS}/node_modules/.bin/waymark`,
-          args: [
-            "mcp",
-            "--stdio",
-            "--db",
-            `${WS}/app.db`,
-            "--registry",
-            `${WS}/src/workflows.ts`,
-          ],
+          args: ["mcp", "--stdio", "--db", `${WS}/app.db`, "--registry", `${WS}/src/workflows.ts`],
         },
       },
     });
