@@ -55,13 +55,45 @@ export class UnknownWorkflowError extends WaymarkError {
   }
 }
 
+/** No run by that workflow and key (or by that id). */
 export class RunNotFoundError extends WaymarkError {
-  constructor(workflow: string, key: string) {
+  constructor(workflow: string, key: string);
+  constructor(id: number);
+  constructor(workflow: string | number, key?: string) {
+    if (typeof workflow === "number")
+      super("RUN_NOT_FOUND", `There is no run #${workflow}.`, { id: workflow });
+    else {
+      super(
+        "RUN_NOT_FOUND",
+        `There is no run ${q(`${workflow}/${key}`)}. Check the key (keys are case-sensitive), or create it with getOrCreate(${q(workflow)}, ${q(key)}).`,
+        { workflow, key },
+      );
+    }
+  }
+}
+
+/** A run has no entry by that id or path; the message lists the paths it has. */
+export class EntryNotFoundError extends WaymarkError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super("ENTRY_NOT_FOUND", message, details);
+  }
+}
+
+/** A run that ended cannot take what was asked (a message): replay it first. */
+export class RunFinishedError extends WaymarkError {
+  constructor(run: string, status: string) {
     super(
-      "RUN_NOT_FOUND",
-      `There is no run ${q(`${workflow}/${key}`)}. Check the key (keys are case-sensitive), or create it with getOrCreate(${q(workflow)}, ${q(key)}).`,
-      { workflow, key },
+      "RUN_FINISHED",
+      `Run "${run}" is ${status}, so no code will read a message sent to it. Replay it first if it should run again.`,
+      { run, status },
     );
+  }
+}
+
+/** This process lacks the code a call needs (attached, or another version): the message says where to call. */
+export class NoCodeError extends WaymarkError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super("NO_CODE", message, details);
   }
 }
 

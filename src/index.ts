@@ -1,8 +1,16 @@
 // Waymark's public API: define workflows, start the engine, work with runs.
 
+export type {
+  EntryDetail,
+  FailureGroupsOptions,
+  ListFailuresOptions,
+  ListMessagesOptions,
+  SendOptions,
+  SendResult,
+  WaymarkEngine,
+} from "./engine/api.js";
 export { type Clock, FakeClock, systemClock } from "./engine/clock.js";
 export type { Duration } from "./engine/duration.js";
-export { Engine, type EngineOptions } from "./engine/engine.js";
 export type {
   Attempt,
   Entry,
@@ -26,10 +34,9 @@ export type { StateDiff } from "./engine/json.js";
 export type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./engine/listing.js";
 export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay.js";
 export type { RunRef } from "./engine/run-ref.js";
-export type { EntryDetail, SendOptions, SendResult } from "./engine/runs-api.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
-export { attach, type Registry, type StartOptions, setup, type WaymarkEngine } from "./registry.js";
+export { attach, type Registry, type StartOptions, setup } from "./registry.js";
 export { DEFAULT_DATABASE, openStore } from "./storage/open.js";
 export type { RunStatus, Store } from "./storage/store.js";
 export {

@@ -1,15 +1,15 @@
 // setup({ use }): the set of workflows a process runs, and how to start the engine over them.
 
+import type { WaymarkEngine } from "./engine/api.js";
 import type { Clock } from "./engine/clock.js";
 import type { Definitions } from "./engine/definitions.js";
 import { Engine } from "./engine/engine.js";
-import type { RunHandle } from "./engine/handle.js";
 import { nameProblem } from "./engine/history.js";
 import { checkStartOptions } from "./start-options.js";
 import type { Durability } from "./storage/durability.js";
 import { type OpenOptions, openStore } from "./storage/open.js";
 import type { Store } from "./storage/store.js";
-import type { AnyWorkflow, InputOf, WorkflowEntry } from "./workflow.js";
+import type { AnyWorkflow, WorkflowEntry } from "./workflow.js";
 
 export interface StartOptions {
   /** SQLite file path (default "./waymark.db"), ":memory:", or a Store. */
@@ -30,16 +30,6 @@ export interface StartOptions {
   /** How long a write waits for another process's lock before failing (SQLite; default 5,000 ms). */
   busyTimeoutMs?: number;
 }
-
-/** An engine typed by its registry: workflow names, inputs, states and queues flow into handles. */
-export type WaymarkEngine<U extends Record<string, WorkflowEntry>> = Omit<Engine, "getOrCreate" | "get"> & {
-  getOrCreate<N extends keyof U & string>(
-    workflow: N,
-    key: string,
-    ...input: undefined extends InputOf<U[N]> ? [input?: InputOf<U[N]>] : [input: InputOf<U[N]>]
-  ): Promise<RunHandle<U[N]>>;
-  get<N extends keyof U & string>(workflow: N, key: string): Promise<RunHandle<U[N]>>;
-};
 
 export interface Registry<U extends Record<string, WorkflowEntry>> {
   readonly kind: "waymark.registry";
@@ -106,7 +96,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
         await engine.close().catch(() => {});
         throw err;
       }
-      return engine as unknown as WaymarkEngine<U>;
+      return engine as WaymarkEngine as WaymarkEngine<U>;
     },
   };
 }
@@ -115,7 +105,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
  * Opens a database without running any workflow (what `waymark mcp --db` does beside an application):
  * reads everything, stores messages, and asks the owning process to cancel or replay.
  */
-export async function attach(options: StartOptions = {}): Promise<Engine> {
+export async function attach(options: StartOptions = {}): Promise<WaymarkEngine> {
   checkStartOptions(options, "attach()");
   const store = await openStore(options.database, storeOptions(options));
   const engine = new Engine(store, new Map(), { ...options, execute: false });

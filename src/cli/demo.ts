@@ -8,8 +8,7 @@ import { DEMO_SCENARIOS } from "../../fixtures/failures/index.js";
 import { type FakeApi, redirectFetch, SAMPLE_ORIGIN, startFakeApi } from "../../fixtures/fake-api.js";
 import { type FixtureWorkflows, registry } from "../../fixtures/registry.js";
 import { type RunRef, waitForStatus } from "../../fixtures/wait.js";
-import { diagnose } from "../diagnosis/index.js";
-import type { Engine } from "../engine/engine.js";
+import { internals } from "../engine/engine.js";
 import {
   DEFAULT_DATABASE,
   type HistoryEntry,
@@ -223,10 +222,10 @@ export async function seedDemo(
   for (const scenario of DEMO_SCENARIOS) {
     const ref = { workflow: scenario.workflow, key: scenario.key };
     const created = !(await exists(engine, scenario.workflow as keyof FixtureWorkflows, ref.key));
-    const core = engine as unknown as Engine;
+    const core = engine as unknown as WaymarkEngine;
     if (created) {
       await scenario.drive({
-        engine: core,
+        engine: internals(core),
         clock: null,
         db: "",
         settle: (run, statuses) =>
@@ -236,7 +235,7 @@ export async function seedDemo(
       });
     }
     const run = await engine.get(scenario.workflow as keyof FixtureWorkflows, ref.key);
-    const d = await diagnose(core, run.id);
+    const d = await core.diagnose(run.id);
     add(
       ref,
       created,
@@ -276,7 +275,7 @@ over HTTP on 127.0.0.1. Running it again on the same database finds the same run
 
 /** Serves the inspector at / and MCP at /mcp on 127.0.0.1; a busy default port falls back to a free one. */
 async function serveDemo(engine: DemoEngine, port: number, fallback: boolean): Promise<HttpHandle> {
-  const core = engine as unknown as Engine;
+  const core = engine as unknown as WaymarkEngine;
   const options = { host: "127.0.0.1", mount: createInspector(core) };
   try {
     return await serveHttp(() => createMcpServer(core), { ...options, port });

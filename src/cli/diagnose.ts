@@ -3,7 +3,7 @@
 
 import fs from "node:fs";
 import { parseArgs } from "node:util";
-import { type DiagnoseOptions, diagnose, diagnosisReport, listFailures } from "../diagnosis/index.js";
+import { type DiagnoseOptions, type Diagnosis, diagnosisReport } from "../diagnosis/index.js";
 import { attach, DEFAULT_DATABASE } from "../index.js";
 
 const USAGE = `Usage: waymark diagnose <workflow>/<key> [--db <file>] [--json]
@@ -90,7 +90,7 @@ export async function run(
   const engine = await attach({ database });
   try {
     if (values.failures) {
-      const list = await listFailures(engine, {
+      const list = await engine.listFailures({
         ...(since !== undefined ? { since } : {}),
         ...(values.workflow ? { workflow: values.workflow } : {}),
       });
@@ -111,9 +111,9 @@ export async function run(
     }
     const workflow = target!.slice(0, slash);
     const key = target!.slice(slash + 1);
-    let d: Awaited<ReturnType<typeof diagnose>>;
+    let d: Diagnosis;
     try {
-      d = await diagnose(engine, { workflow, key }, options);
+      d = await engine.diagnose({ workflow, key }, options);
     } catch (err) {
       if (
         (err as { code?: string }).code === "RUN_NOT_FOUND" ||

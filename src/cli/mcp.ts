@@ -8,7 +8,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import { createInspector } from "../inspector/index.js";
 import { DEFAULT_HTTP_PORT, DEFAULT_SESSION_IDLE_MS, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SUBSCRIPTIONS } from "../mcp/limits.js";
@@ -183,12 +183,12 @@ export async function run(argv: string[]): Promise<number> {
 
   // Over stdio, stdout is the protocol's alone: taken before any user code loads, the rest goes to stderr.
   const protocolOut = args.mode === "stdio" ? claimStdout() : undefined;
-  let engine: Engine;
+  let engine: WaymarkEngine;
   try {
     if (args.registry) {
       const registry = await loadRegistry(args.registry);
-      engine = (await registry.start({ database: args.db })) as unknown as Engine;
-      log(`running workflows ${[...engine.defs.keys()].join(", ") || "(none)"} on ${args.db}`);
+      engine = (await registry.start({ database: args.db })) as unknown as WaymarkEngine;
+      log(`running workflows ${engine.registered().join(", ") || "(none)"} on ${args.db}`);
     } else {
       if (args.db !== ":memory:" && !isPostgresUrl(args.db) && !fs.existsSync(args.db)) {
         log(`no database at ${args.db} yet: it is created empty. Start your application on the same file.`);

@@ -1,31 +1,28 @@
-// The engine: owns executions, leases and the scheduler, and offers runs to applications.
+// The engine: owns executions and offers runs to applications through WaymarkEngine (api.ts). Its parts:
+// the scheduler (scheduler.ts), the lease keeper (leases.ts), the change watcher (change-watcher.ts).
 //
 // IMPORTANT invariants:
 // - A run executes only in the process holding its lease (owner + lease_until); leases are renewed
 //   by a heartbeat and released when a run suspends or ends.
-// - One timer serves every run: armed at the earliest wake-up (stored, or held in memory by a live
-//   run); `tick()` does one pass of the scheduler and is what tests call.
+// - One timer serves every run (see scheduler.ts); `tick()` does one pass and is what tests call.
 // - Another process's writes (messages, requests) are noticed through the store's change counter.
 
+import { diagnose } from "../diagnosis/diagnose.js";
+import { type FailureList, listFailures } from "../diagnosis/signatures.js";
+import type { DiagnoseOptions, Diagnosis } from "../diagnosis/types.js";
 import {
   EngineClosedError,
   InvalidInputError,
-  RunCancelledError,
+  NoCodeError,
   RunNotFoundError,
   StorageError,
   UnknownWorkflowError,
-  WaymarkError,
 } from "../errors.js";
-import {
-  type EntryRow,
-  type MessageRow,
-  type RunRow,
-  type RunStatus,
-  type Store,
-  TERMINAL_STATUSES,
-} from "../storage/store.js";
+import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
-import { cancelEntries } from "./branches.js";
+import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
+import { cancelRun } from "./cancel.js";
+import { ChangeWatcher } from "./change-watcher.js";
 import { type Clock, systemClock } from "./clock.js";
 import { makeContext } from "./context.js";
 import type { EngineCore, RunIdentity, Wait } from "./core.js";
@@ -33,22 +30,14 @@ import { checkVersions, type Definitions, publishDefinitions } from "./definitio
 import { type EngineEvent, EventHub } from "./events.js";
 import { RunExecution } from "./execution.js";
 import { toJson } from "./json.js";
+import { LeaseKeeper } from "./leases.js";
 import { expireDeadOwners, makeOwnerId } from "./owners.js";
 import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
 import { Requests } from "./requests.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
 import { RunsApi } from "./runs-api.js";
+import { Scheduler } from "./scheduler.js";
 import { WriteQueue } from "./write-queue.js";
-
-/** What a cancelled run records as its error: who cancelled it and when. */
-function cancelReason(label: string, by: string, at: number): string {
-  return JSON.stringify({
-    name: "Cancelled",
-    code: "RUN_CANCELLED",
-    message: `Run "${label}" was cancelled by ${by} at ${new Date(at).toISOString()}.`,
-    details: { by, at },
-  });
-}
 
 export interface EngineOptions {
   clock?: Clock;
@@ -68,37 +57,29 @@ export interface EngineOptions {
   ownerId?: string;
 }
 
-export class Engine extends RunsApi implements EngineCore {
+/**
+ * The engine behind WaymarkEngine. Its other public members are the machinery (for the engine's own parts,
+ * diagnosis and tests through an explicit import of this module), not the applications' interface.
+ */
+export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   readonly clock: Clock;
   readonly writes: WriteQueue;
   readonly owner: string;
   readonly events = new EventHub();
   readonly active = new Map<number, RunExecution>();
-  private readonly timed = new Set<Wait>();
   /** Runs being loaded for execution, with messages sent to them meanwhile. */
   readonly loading = new Map<number, MessageRow[]>();
-  private readonly faulted = new Map<number, number>();
-  private readonly requests: Requests;
-  private readonly leaseMs: number;
+  readonly requests: Requests;
+  readonly scheduler: Scheduler;
+  readonly leases: LeaseKeeper;
+  readonly changes: ChangeWatcher;
+  readonly leaseMs: number;
+  readonly maxActive: number;
+  /** False in attach mode: this process reads, sends and requests, and executes nothing. */
+  readonly executes: boolean;
   private readonly pollMs: number;
-  private readonly maxActive: number;
-  private readonly executes: boolean;
   private readonly randomFn: () => number;
-  private timer: NodeJS.Timeout | null = null;
-  private timerAt = Number.POSITIVE_INFINITY;
-  /**
-   * Until this time every run this process holds has a lease valid for at least a third of the lease
-   * length more (claims and renewals set lease_until = now + leaseMs), so commits skip the lease check.
-   */
-  private leaseSafeUntil = 0;
-  private poller: NodeJS.Timeout | null = null;
-  private heartbeat: NodeJS.Timeout | null = null;
   private unsubscribeClock: (() => void) | null = null;
-  private unsubscribeStore: (() => void) | null = null;
-  private ticking: Promise<void> | null = null;
-  private tickAgain = false;
-  private lastChange = -1;
-  private messageMark = 0;
   closed = false;
   /** True once start() got past its checks (a failed start writes nothing on close). */
   private started = false;
@@ -112,11 +93,14 @@ export class Engine extends RunsApi implements EngineCore {
     this.maxActive = options.maxActiveRuns ?? 5000;
     this.randomFn = options.random ?? Math.random;
     this.executes = options.execute ?? defs.size > 0;
+    this.scheduler = new Scheduler(this);
+    this.leases = new LeaseKeeper(this, this.leaseMs);
+    this.changes = new ChangeWatcher(this);
     this.writes = new WriteQueue(
       store,
       () => this.clock.now(),
       (ids, err) => this.onWriteFailure(ids, err),
-      () => this.clock.now() >= this.leaseSafeUntil,
+      () => this.leases.mustCheck,
       () => this.active.size <= 1 && this.loading.size === 0,
     );
     this.requests = new Requests(this);
@@ -126,19 +110,14 @@ export class Engine extends RunsApi implements EngineCore {
   async start(): Promise<void> {
     // Reads first, so a database that cannot be read is refused before anything is written to it.
     if (this.executes) await checkVersions(this.store, this.defs);
-    this.messageMark = await this.store.maxMessageId();
-    this.lastChange = await this.store.changeCounter();
+    await this.changes.init();
     if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
     // Only a process that executes takes dead owners' runs over; an attached reader writes nothing here.
     if (this.executes && (await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
-    this.poller = setInterval(() => void this.pollChanges(), this.pollMs);
-    this.unsubscribeStore = this.store.onChange?.(() => void this.tick()) ?? null;
-    if (this.executes) {
-      this.heartbeat = setInterval(() => void this.renew(), Math.max(10, Math.floor(this.leaseMs / 3)));
-    }
+    this.changes.start(this.pollMs);
+    this.leases.start(this.executes);
     this.started = true;
-    this.leaseSafeUntil = this.clock.now() + Math.floor((this.leaseMs * 2) / 3);
     await this.tick();
   }
 
@@ -149,12 +128,11 @@ export class Engine extends RunsApi implements EngineCore {
   }
 
   watch(wait: Wait): void {
-    this.timed.add(wait);
-    if (wait.deadline !== null && wait.deadline < this.timerAt) this.arm(wait.deadline);
+    this.scheduler.watch(wait);
   }
 
   unwatch(wait: Wait): void {
-    this.timed.delete(wait);
+    this.scheduler.unwatch(wait);
   }
 
   suspended(exec: RunIdentity, status: string): void {
@@ -222,7 +200,7 @@ export class Engine extends RunsApi implements EngineCore {
   }
 
   /** Starts executing a run this process has claimed. */
-  private begin(run: RunRow, entries: EntryRow[], loadedMessages: MessageRow[]): void {
+  begin(run: RunRow, entries: EntryRow[], loadedMessages: MessageRow[]): void {
     const late = this.loading.get(run.id) ?? [];
     const messages = late.length ? [...loadedMessages, ...late] : loadedMessages;
     const def = this.defs.get(run.workflow)?.get(run.version);
@@ -245,11 +223,11 @@ export class Engine extends RunsApi implements EngineCore {
       if (!exec) continue;
       exec.stop();
       this.active.delete(id);
-      if (err instanceof StorageError) this.faulted.set(id, retryAt);
+      if (err instanceof StorageError) this.scheduler.faulted.set(id, retryAt);
     }
     if (err instanceof StorageError) {
       this.reportStorageError(err, runIds);
-      this.arm(retryAt);
+      this.scheduler.arm(retryAt);
     }
   }
 
@@ -270,49 +248,10 @@ export class Engine extends RunsApi implements EngineCore {
    * Cancels a run at once: a running step's AbortSignal fires, waits and timers are dropped, history is
    * kept. A run executing in another process is asked to stop ("requested"); a finished run is left as is.
    */
-  async cancel(run: RunRef, options: { by?: string } = {}): Promise<RunStatus | "requested"> {
-    this.assertOpen();
-    const runId = runIdOf(run, "engine.cancel");
-    const exec = this.active.get(runId);
-    const now = this.clock.now();
-    const by = options.by ?? "the API (engine.cancel)";
-    if (exec) {
-      // Its entries in progress end as cancelled, a running step's attempt too, before anything else.
-      cancelEntries(exec, [exec.root]);
-      exec.stop(new RunCancelledError(exec.label));
-      this.active.delete(runId);
-      await this.writes.flush();
-      await this.store.cancelRun(runId, now, this.owner, cancelReason(exec.label, by, now));
-      this.events.emit({ type: "run", runId, workflow: exec.workflow, key: exec.key, status: "cancelled" });
-      return "cancelled";
-    }
-    const row = await this.runRow(runId);
-    if (TERMINAL_STATUSES.includes(row.status)) return row.status;
-    if (
-      await this.store.cancelRun(runId, now, this.owner, cancelReason(`${row.workflow}/${row.key}`, by, now))
-    ) {
-      this.events.emit({ type: "run", runId, workflow: row.workflow, key: row.key, status: "cancelled" });
-      return "cancelled";
-    }
-    await this.writes.request(runId, "cancel", JSON.stringify({ by }));
-    return "requested";
-  }
-
-  /** Cancels a run this process just claimed (for a cancel request). */
-  async cancelClaimed(run: RunRow, by: string): Promise<void> {
-    await this.writes.flush();
-    const now = this.clock.now();
-    if (
-      await this.store.cancelRun(run.id, now, this.owner, cancelReason(`${run.workflow}/${run.key}`, by, now))
-    ) {
-      this.events.emit({
-        type: "run",
-        runId: run.id,
-        workflow: run.workflow,
-        key: run.key,
-        status: "cancelled",
-      });
-    }
+  cancel(run: RunRef, options: { by?: string } = {}): Promise<RunStatus | "requested"> {
+    return this.opened(() =>
+      cancelRun(this, runIdOf(run, "engine.cancel"), options.by ?? "the API (engine.cancel)"),
+    );
   }
 
   /**
@@ -327,179 +266,37 @@ export class Engine extends RunsApi implements EngineCore {
     return replayOrRequest(this, runIdOf(run, "engine.replay"), options);
   }
 
-  // ---- scheduler ----------------------------------------------------------------------------
+  /** Why a run failed or is stuck, and the next actions (see diagnosis/). */
+  diagnose(run: RunRef | { workflow: string; key: string }, options?: DiagnoseOptions): Promise<Diagnosis> {
+    return this.opened(() =>
+      diagnose(
+        this,
+        typeof run === "object" && !("id" in run) ? run : runIdOf(run, "engine.diagnose"),
+        options,
+      ),
+    );
+  }
+
+  /** Failed and retrying runs grouped by signature, described by their newest runs. */
+  listFailures(options?: ListFailuresOptions): Promise<FailureList> {
+    return this.opened(() => listFailures(this, options));
+  }
+
+  // ---- the parts ------------------------------------------------------------------------------
 
   /** Wakes the scheduler soon (something became due). */
   poke(): void {
-    this.arm(this.clock.now());
+    this.scheduler.arm(this.clock.now());
   }
 
-  private arm(at: number): void {
-    if (this.closed) return;
-    // Already armed at or before `at` (a due time always re-arms: a fake clock may have jumped past the timer).
-    if (at >= this.timerAt && at > this.clock.now()) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timerAt = at;
-    const delay = Math.min(Math.max(0, at - this.clock.now()), 2_000_000_000);
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.timerAt = Number.POSITIVE_INFINITY;
-      void this.tick();
-    }, delay);
-  }
-
-  /** One pass of the scheduler: releases due waits, claims due runs, notices other processes. */
+  /** One pass of the scheduler (see scheduler.ts). */
   tick(): Promise<void> {
-    if (this.ticking) {
-      this.tickAgain = true;
-      return this.ticking;
-    }
-    this.ticking = this.tickLoop().finally(() => {
-      this.ticking = null;
-    });
-    return this.ticking;
+    return this.scheduler.tick();
   }
 
-  private async tickLoop(): Promise<void> {
-    do {
-      this.tickAgain = false;
-      try {
-        await this.tickOnce();
-      } catch (err) {
-        if (this.closed) return;
-        this.reportStorageError(err);
-        this.arm(this.clock.now() + 1000);
-        return;
-      }
-    } while (this.tickAgain && !this.closed);
-  }
-
-  private async tickOnce(): Promise<void> {
-    if (this.closed) return;
-    const now = this.clock.now();
-    let next = Number.POSITIVE_INFINITY;
-    for (const w of this.timed) {
-      if (w.deadline! <= now) {
-        w.exec.release(w);
-        w.resolve();
-      } else if (w.deadline! < next) next = w.deadline!;
-    }
-    await this.noticeChanges();
-    if (this.executes) {
-      await this.resumeFaulted(now);
-      for (;;) {
-        const room = this.maxActive - this.active.size;
-        if (room <= 0) break;
-        // Modest chunks, so engines sharing a database share the runs a burst of messages wakes.
-        const limit = Math.min(room, 100);
-        const claimed = await this.store.claimDue(now, this.owner, now + this.leaseMs, limit, [
-          ...this.defs.keys(),
-        ]);
-        if (claimed.length === 0) break;
-        const resume: number[] = [];
-        try {
-          for (const run of claimed) {
-            // Ours already (its lease lapsed while we ran it, e.g. a blocked event loop): the claim renewed it.
-            if (this.active.has(run.id) || this.loading.has(run.id)) continue;
-            if (!(await this.requests.applyOnClaim(run))) resume.push(run.id);
-          }
-          // Messages this process sends while these runs load are kept for them (see send()).
-          for (const id of resume) this.loading.set(id, []);
-          try {
-            for (const l of await this.store.loadRuns(resume)) {
-              this.begin(l.run, l.entries, l.messages);
-              this.events.emit({
-                type: "run",
-                runId: l.run.id,
-                workflow: l.run.workflow,
-                key: l.run.key,
-                status: "running",
-              });
-            }
-          } finally {
-            for (const id of resume) this.loading.delete(id);
-          }
-        } catch (err) {
-          // Claimed (ours in the database) but not running here: keep their leases and load them again
-          // shortly, as for a failed commit; otherwise nobody would run them until their lease lapsed.
-          const retryAt = this.clock.now() + 1000;
-          for (const run of claimed) if (!this.active.has(run.id)) this.faulted.set(run.id, retryAt);
-          throw err;
-        }
-        if (claimed.length < limit) break;
-      }
-    }
-    for (const at of this.faulted.values()) if (at < next) next = at;
-    const stored = this.executes ? await this.store.nextWakeAt([...this.defs.keys()]) : null;
-    if (stored !== null && stored < next) next = stored;
-    if (Number.isFinite(next)) this.arm(Math.max(next, now + 1));
-  }
-
-  private async resumeFaulted(now: number): Promise<void> {
-    const due = [...this.faulted].filter(([, at]) => at <= now).map(([id]) => id);
-    if (due.length === 0) return;
-    const loaded = await this.store.loadRuns(due);
-    for (const id of due) this.faulted.delete(id);
-    for (const l of loaded) {
-      if (l.run.owner === this.owner && !this.active.has(l.run.id)) this.begin(l.run, l.entries, l.messages);
-    }
-  }
-
-  /** Looks for writes of other processes: new messages for live runs, requests about them. */
-  private async noticeChanges(): Promise<void> {
-    const change = await this.store.changeCounter();
-    if (change === this.lastChange) return;
-    this.lastChange = change;
-    this.events.emit({ type: "external" });
-    for (;;) {
-      const fresh = await this.store.messagesSince(this.messageMark, 1000);
-      for (const m of fresh) {
-        this.messageMark = m.id;
-        if (m.consumedAt !== null) continue;
-        const exec = this.active.get(m.runId);
-        if (exec) exec.deliver(m);
-        else this.loading.get(m.runId)?.push(m);
-      }
-      if (fresh.length < 1000) break;
-    }
-    if (this.active.size > 0) await this.requests.applyToActive([...this.active.keys()]);
-  }
-
-  private async pollChanges(): Promise<void> {
-    if (this.closed || this.ticking) return;
-    try {
-      if ((await this.store.changeCounter()) !== this.lastChange) void this.tick();
-    } catch {
-      // the next poll tries again
-    }
-  }
-
-  /** One pass of the lease heartbeat (start() repeats it; tests call it as they call tick()). */
-  async renew(): Promise<void> {
-    if (this.closed) return;
-    try {
-      const at = this.clock.now();
-      // Only the runs this process really holds: one it claimed but lost track of expires and is claimed again.
-      const held = [...this.active.keys(), ...this.loading.keys(), ...this.faulted.keys()];
-      const renewed = new Set(await this.store.renewLeases(this.owner, at + this.leaseMs, held));
-      // A lease not renewed is another process's now (it took the run over): stop executing the run
-      // here before trusting the leases left, so nothing of it is written from this process again.
-      for (const id of held) if (!renewed.has(id)) this.leaseGone(id);
-      this.leaseSafeUntil = at + Math.floor((this.leaseMs * 2) / 3);
-      if ((await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
-    } catch (err) {
-      this.reportStorageError(err);
-    }
-  }
-
-  /** Stops executing a run whose lease this process no longer holds. */
-  private leaseGone(runId: number): void {
-    this.faulted.delete(runId);
-    const exec = this.active.get(runId);
-    // One that is ending or suspending released its lease itself; it leaves `active` on its own.
-    if (!exec || exec.dead) return;
-    exec.stop();
-    this.active.delete(runId);
+  /** One pass of the lease heartbeat (see leases.ts). */
+  renew(): Promise<void> {
+    return this.leases.renew();
   }
 
   // ---- shutdown -------------------------------------------------------------------------------
@@ -508,10 +305,10 @@ export class Engine extends RunsApi implements EngineCore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    for (const t of [this.timer, this.poller, this.heartbeat]) if (t) clearTimeout(t);
+    this.changes.stop();
+    this.leases.stop();
     this.unsubscribeClock?.();
-    this.unsubscribeStore?.();
-    if (this.ticking) await this.ticking.catch(() => {});
+    await this.scheduler.stop();
     for (const exec of this.active.values()) exec.stop();
     this.active.clear();
     await this.writes.flush();
@@ -546,8 +343,7 @@ export class Engine extends RunsApi implements EngineCore {
   latest(workflow: string): AnyWorkflow {
     const versions = typeof workflow === "string" ? this.defs.get(workflow) : undefined;
     if (!versions && this.defs.size === 0) {
-      throw new WaymarkError(
-        "NO_CODE",
+      throw new NoCodeError(
         `This engine has no workflows (attach() reads and messages runs that another process executes), so it cannot create a run of ${JSON.stringify(String(workflow))}. Create runs from the application that registers the workflow (setup({ use }).start()), or use engine.get(workflow, key) for an existing run.`,
       );
     }
@@ -567,4 +363,12 @@ export class Engine extends RunsApi implements EngineCore {
     }
     return row;
   }
+}
+
+/** The Engine behind a WaymarkEngine, machinery included: for this repository's tests and tools only. */
+export function internals(engine: WaymarkEngine<any>): Engine {
+  if (!(engine instanceof Engine)) {
+    throw new TypeError("internals() takes an engine made by setup({ use }).start() or attach().");
+  }
+  return engine;
 }

@@ -3,16 +3,19 @@
 import type { z } from "zod";
 import type { RunStatus } from "../storage/store.js";
 import type { ActionsOf, AnyWorkflow, OutputOf, QueuesOf, StateOf } from "../workflow.js";
+import type { SendOptions, SendResult, WaymarkEngine } from "./api.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
-import type { RunsApi, SendOptions, SendResult } from "./runs-api.js";
 import type { HistoryEntry, RunInfo } from "./views.js";
 
 type ActionArgs<F> = F extends (c: any, ...args: infer A) => any ? A : never;
 type ActionResult<F> = F extends (...args: any[]) => infer R ? Awaited<R> : never;
 
+/** What a handle calls on its engine. */
+type HandleApi = Pick<WaymarkEngine, "send" | "action" | "info" | "history" | "result" | "cancel" | "replay">;
+
 export class RunHandle<W = AnyWorkflow> {
   constructor(
-    private readonly api: RunsApi,
+    private readonly api: HandleApi,
     /** The run's id in this database. */
     readonly id: number,
     readonly workflow: string,

@@ -75,7 +75,7 @@ export function describe(value: unknown): string {
   return Array.isArray(value) ? "an array" : "an object";
 }
 
-type Expect = "string" | "number" | "time";
+type Expect = "string" | "number" | "boolean" | "time";
 
 /** Refuses option values of the wrong type with an error naming the option. */
 export function checkOptions(options: object, spec: Record<string, Expect>): void {
@@ -85,8 +85,8 @@ export function checkOptions(options: object, spec: Record<string, Expect>): voi
     const v = (options as Record<string, unknown>)[name];
     if (v === undefined) continue;
     const ok =
-      want === "string"
-        ? typeof v === "string"
+      want === "string" || want === "boolean"
+        ? typeof v === want
         : want === "number"
           ? typeof v === "number" && Number.isFinite(v)
           : (typeof v === "number" && Number.isFinite(v)) ||

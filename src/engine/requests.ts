@@ -2,6 +2,7 @@
 // The process that holds (or claims) a run carries them out and records what happened.
 
 import { type RequestRow, type RunRow, TERMINAL_STATUSES } from "../storage/store.js";
+import { cancelClaimed } from "./cancel.js";
 import type { Engine } from "./engine.js";
 import { type ReplayOptions, replayRun } from "./replay.js";
 
@@ -29,7 +30,7 @@ export class Requests {
     let outcome: "resume" | "released" | "stop" = TERMINAL_STATUSES.includes(run.status) ? "stop" : "resume";
     for (const r of pending) {
       if (r.kind === "cancel") {
-        if (outcome !== "stop") await e.cancelClaimed(run, requestedBy(r));
+        if (outcome !== "stop") await cancelClaimed(e, run, requestedBy(r));
         outcome = "stop";
         e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
       } else if (r.kind === "replay") {

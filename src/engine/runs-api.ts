@@ -1,15 +1,16 @@
 // The run-facing API of the engine: look up, message, cancel, read and await runs.
 
-import { z } from "zod";
+import type { z } from "zod";
 import {
+  EntryNotFoundError,
   InvalidInputError,
-  InvalidMessageError,
+  NoCodeError,
   ResultTimeoutError,
   RunCancelledError,
   RunFailedError,
+  RunFinishedError,
+  RunNotFoundError,
   UnknownActionError,
-  UnknownQueueError,
-  WaymarkError,
 } from "../errors.js";
 import {
   type FailureGroupRow,
@@ -20,6 +21,13 @@ import {
   TERMINAL_STATUSES,
 } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
+import type {
+  EntryDetail,
+  FailureGroupsOptions,
+  ListMessagesOptions,
+  SendOptions,
+  SendResult,
+} from "./api.js";
 import type { Clock } from "./clock.js";
 import { checkDepth } from "./depth.js";
 import { asEntries, entryPath } from "./entries.js";
@@ -38,39 +46,13 @@ import {
   type RunPage,
   type WorkflowSummary,
 } from "./listing.js";
+import { QueueSchemas, validateMessage } from "./queues.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
 import { stateAround } from "./state-history.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
 import { type WatchCondition, type WatchOptions, type WatchResult, watchRun } from "./watch-run.js";
 import type { WriteQueue } from "./write-queue.js";
-
-export interface SendOptions {
-  /** Sending twice with one key stores the message once. */
-  idempotencyKey?: string;
-}
-
-export interface SendResult {
-  messageId: number;
-  /** The idempotency key had been used: nothing new was stored. */
-  duplicate: boolean;
-}
-
-/** Failed and retrying runs grouped by failure signature (see failure-signature.ts). */
-export interface FailureGroupsOptions {
-  /** Failures at or after this time (ms). */
-  since: number;
-  workflow?: string;
-  signature?: string;
-  /** Most groups returned (default 20, at most 1,000). */
-  limit?: number;
-}
-
-/** One entry with the run's state before and after it. */
-export interface EntryDetail extends HistoryEntry {
-  stateBefore: unknown;
-  stateAfter: unknown;
-}
 
 /** Messages and reads of runs; the Engine adds execution on top. */
 export abstract class RunsApi {
@@ -80,6 +62,7 @@ export abstract class RunsApi {
   abstract readonly active: Map<number, RunExecution>;
   abstract readonly loading: Map<number, MessageRow[]>;
   abstract readonly owner: string;
+  abstract readonly closed: boolean;
   abstract assertOpen(): void;
   abstract poke(): void;
   abstract requireRun(workflow: string, key: string): Promise<RunRow>;
@@ -89,10 +72,14 @@ export abstract class RunsApi {
     options?: ReplayOptions & { waitMs?: number },
   ): Promise<ReplayPlan | ReplayRequest>;
 
+  private readonly schemas: QueueSchemas;
+
   constructor(
     readonly store: Store,
     readonly defs: Map<string, Map<number, AnyWorkflow>>,
-  ) {}
+  ) {
+    this.schemas = new QueueSchemas(store, defs);
+  }
 
   handleFor(run: RunRow): RunHandle {
     return new RunHandle(this, run.id, run.workflow, run.key);
@@ -107,101 +94,63 @@ export abstract class RunsApi {
   async runRow(id: number): Promise<RunRow> {
     this.assertOpen();
     const row = await this.store.getRun(id);
-    if (!row) throw new WaymarkError("RUN_NOT_FOUND", `There is no run #${id}.`, { id });
+    if (!row) throw new RunNotFoundError(id);
     return row;
+  }
+
+  /** The stored record of the run with this workflow and key, or undefined. */
+  findRun(workflow: string, key: string): Promise<RunRow | undefined> {
+    return this.opened(() => this.store.findRun(workflow, key));
+  }
+
+  /** The stored record of a run, or undefined when there is none. */
+  getRun(ref: RunRef): Promise<RunRow | undefined> {
+    return this.opened(() => this.store.getRun(runIdOf(ref, "engine.getRun")));
+  }
+
+  /** A run's messages, oldest first: those not yet read, or all with `includeConsumed`. */
+  listMessages(ref: RunRef, options: ListMessagesOptions = {}): Promise<MessageRow[]> {
+    return this.opened(() => {
+      checkOptions(options, { includeConsumed: "boolean", limit: "number" });
+      return this.store.listMessages(runIdOf(ref, "engine.listMessages"), {
+        includeConsumed: options.includeConsumed ?? false,
+        limit: Math.min(Math.max(Math.floor(options.limit ?? 100), 1), 10_000),
+      });
+    });
+  }
+
+  /** One message by id (of any run, read or not), or undefined. */
+  getMessage(id: number): Promise<MessageRow | undefined> {
+    return this.opened(() => this.store.getMessage(id));
+  }
+
+  /** Names of the workflows whose code this process has (none when attached). */
+  registered(): string[] {
+    return [...this.defs.keys()];
+  }
+
+  /** `read()` once the engine is known open; a closed engine's error as a rejection, never a throw. */
+  protected opened<T>(read: () => Promise<T>): Promise<T> {
+    try {
+      this.assertOpen();
+      return read();
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   definitionOf(run: RunRow): AnyWorkflow | undefined {
     return this.defs.get(run.workflow)?.get(run.version);
   }
 
-  private metaCache: Map<string, PublishedWorkflow> | null = null;
-
   /** Workflows as published in the database by the processes that run them (name@version). */
-  async published(refresh = false): Promise<Map<string, PublishedWorkflow>> {
-    if (!this.metaCache || refresh) {
-      const map = new Map<string, PublishedWorkflow>();
-      for (const m of await this.store.workflowMeta()) {
-        map.set(`${m.name}@${m.version}`, {
-          name: m.name,
-          version: m.version,
-          description: m.description,
-          queues: JSON.parse(m.queues) as Record<string, unknown>,
-          actions: JSON.parse(m.actions) as string[],
-        });
-      }
-      this.metaCache = map;
-    }
-    return this.metaCache;
+  published(refresh = false): Promise<Map<string, PublishedWorkflow>> {
+    return this.schemas.published(refresh);
   }
 
   /** The schema of a run's queue: from the code when this process has it, else as published. */
-  async queueSchema(run: RunRow, queue: string): Promise<z.ZodType> {
-    const def = this.definitionOf(run);
-    if (def) {
-      const schema =
-        typeof queue === "string" && Object.hasOwn(def.queues, queue) ? def.queues[queue] : undefined;
-      if (!schema) throw new UnknownQueueError(run.workflow, String(queue), Object.keys(def.queues));
-      return schema;
-    }
-    const key = `${run.workflow}@${run.version}`;
-    const meta = (await this.published()).get(key) ?? (await this.published(true)).get(key);
-    if (!meta) {
-      throw new WaymarkError(
-        "NO_CODE",
-        `No process has published workflow "${run.workflow}" version ${run.version} to this database, so its queues are unknown. Start the application that runs it once, then send again.`,
-        { workflow: run.workflow, version: run.version },
-      );
-    }
-    const json =
-      typeof queue === "string" && Object.hasOwn(meta.queues, queue) ? meta.queues[queue] : undefined;
-    if (json === undefined)
-      throw new UnknownQueueError(run.workflow, String(queue), Object.keys(meta.queues));
-    return z.fromJSONSchema(json as Parameters<typeof z.fromJSONSchema>[0]);
-  }
-
-  /** Parses a message with its queue's schema; a refusal is recorded for diagnosis and thrown. */
-  private async validateMessage(run: RunRow, queue: string, body: unknown): Promise<unknown> {
-    const label = `${run.workflow}/${run.key}`;
-    const refuse = async (err: Error): Promise<never> => {
-      let text: string;
-      try {
-        text = JSON.stringify(body) ?? String(body);
-      } catch {
-        text = String(body);
-      }
-      this.writes.rejection({
-        runId: run.id,
-        queue: String(queue).slice(0, 200),
-        body: text.slice(0, 2000),
-        error: err.message,
-        at: this.clock.now(),
-      });
-      // Stored before the caller hears of it, so a diagnosis made right after can show it.
-      await this.writes.flush();
-      throw err;
-    };
-    let schema: z.ZodType;
-    try {
-      schema = await this.queueSchema(run, queue);
-    } catch (err) {
-      if (err instanceof UnknownQueueError) await refuse(err);
-      throw err;
-    }
-    const parsed = schema.safeParse(body);
-    if (!parsed.success) {
-      await refuse(
-        new InvalidMessageError(
-          label,
-          queue,
-          parsed.error.issues.map(
-            (i: { path: PropertyKey[]; message: string }) =>
-              `${i.path.length ? i.path.join(".") : "body"}: ${i.message}`,
-          ),
-        ),
-      );
-    }
-    return parsed.data;
+  queueSchema(run: RunRow, queue: string): Promise<z.ZodType> {
+    return this.schemas.schema(run, queue);
   }
 
   /** Validates a message with the queue's schema, stores it durably, and wakes the run if it waits. */
@@ -215,11 +164,7 @@ export abstract class RunsApi {
       const idem = options.idempotencyKey;
       const earlier = typeof idem === "string" ? await this.store.messageByKey(runId, idem) : undefined;
       if (earlier) return { messageId: earlier.id, duplicate: true };
-      throw new WaymarkError(
-        "RUN_FINISHED",
-        `Run "${label}" is ${run.status}, so no code will read a message sent to it. Replay it first if it should run again.`,
-        { run: label, status: run.status },
-      );
+      throw new RunFinishedError(label, run.status);
     }
     if (typeof queue !== "string" || queue.length === 0) {
       throw new InvalidInputError(
@@ -237,7 +182,12 @@ export abstract class RunsApi {
     }
     // Before the schema sees it: validation and the record of a refusal walk the body recursively.
     checkDepth(body, `The message for queue "${queue.slice(0, 200)}"`);
-    const value = await this.validateMessage(run, queue, body);
+    const value = await validateMessage(
+      { writes: this.writes, clock: this.clock, schemas: this.schemas },
+      run,
+      queue,
+      body,
+    );
     const json = toJson(value, `The message for queue "${queue}"`);
     const now = this.clock.now();
     const res = await this.writes.message({ runId, queue, body: json, idempotencyKey: idem ?? null, now });
@@ -270,8 +220,7 @@ export abstract class RunsApi {
     const run = await this.runRow(runId);
     const def = this.definitionOf(run);
     if (!def) {
-      throw new WaymarkError(
-        "NO_CODE",
+      throw new NoCodeError(
         `This process has no code for workflow "${run.workflow}" version ${run.version}, so it cannot call its actions. Call it from the application that registers the workflow.`,
       );
     }
@@ -343,8 +292,7 @@ export abstract class RunsApi {
         typeof ref === "string"
           ? rows.filter((r) => r.scope !== "" && r.name === ref).map((r) => entryPath(r.scope, r.name))
           : [];
-      throw new WaymarkError(
-        "ENTRY_NOT_FOUND",
+      throw new EntryNotFoundError(
         `Run "${run.workflow}/${run.key}" has no entry ${JSON.stringify(ref)}. ${nested.length ? `Nested entries of that name, by path: ${nested.slice(0, 10).join(", ")}. ` : ""}${names.length ? `Its root entries are: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ", ..." : ""}.` : "Its history is empty."} Entries are named by path (e.g. "notify[mail]/send") or id.`,
         { run: `${run.workflow}/${run.key}`, ref },
       );

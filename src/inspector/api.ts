@@ -15,7 +15,7 @@
 
 import type { IncomingMessage } from "node:http";
 import type { Diagnosis } from "../diagnosis/types.js";
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import type { ListRunsOptions } from "../engine/listing.js";
 import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
 import { ApiError, readJson } from "./respond.js";
@@ -36,7 +36,7 @@ import {
 } from "./shapes.js";
 
 /** How a failed run is explained; supplied by the diagnosis module when there is one. */
-export type Diagnose = (engine: Engine, runId: number) => Promise<Diagnosis>;
+export type Diagnose = (engine: WaymarkEngine, runId: number) => Promise<Diagnosis>;
 
 export interface ApiOptions {
   readOnly: boolean;
@@ -78,7 +78,7 @@ function segment(raw: string, what: string): string {
 
 export class InspectorApi {
   constructor(
-    private readonly engine: Engine,
+    private readonly engine: WaymarkEngine,
     private readonly options: ApiOptions,
   ) {}
 
@@ -137,7 +137,7 @@ export class InspectorApi {
     return {
       readOnly: this.options.readOnly,
       /** True when this process has no workflow code: another process executes the runs. */
-      attached: this.engine.defs.size === 0,
+      attached: this.engine.registered().length === 0,
       diagnosis: this.options.diagnose !== undefined,
       statuses: RUN_STATUSES,
       serverNow: this.engine.clock.now(),

@@ -7,8 +7,7 @@
 //   /?token=<token>      when a token is set: starts a session (a cookie) and redirects without the token
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { diagnose } from "../diagnosis/index.js";
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import type { HttpMount } from "../mcp/http.js";
 import { type Diagnose, InspectorApi } from "./api.js";
 import { Assets } from "./assets.js";
@@ -33,7 +32,7 @@ export interface InspectorOptions {
 }
 
 /** The inspector as a mount for serveHttp: `serveHttp(factory, { mount: createInspector(engine) })`. */
-export function createInspector(engine: Engine, options: InspectorOptions = {}): HttpMount {
+export function createInspector(engine: WaymarkEngine, options: InspectorOptions = {}): HttpMount {
   const assets = new Assets(options.pageDir);
   const sessions = new Sessions({ now: () => engine.clock.now(), ttlMs: options.sessionTtlMs });
   let api: InspectorApi | null = null; // made on the first request, when the server's body limit is known
@@ -41,7 +40,7 @@ export function createInspector(engine: Engine, options: InspectorOptions = {}):
     (api ??= new InspectorApi(engine, {
       readOnly: options.readOnly ?? false,
       maxBodyBytes: options.maxBodyBytes ?? Math.min(maxBodyBytes, 256 * 1024),
-      diagnose: options.diagnose ?? diagnose,
+      diagnose: options.diagnose ?? ((e, runId) => e.diagnose(runId)),
     }));
 
   const mount: HttpMount = async (req: IncomingMessage, res: ServerResponse, guard) => {

@@ -1,10 +1,10 @@
 // What the inspector's API answers: runs, entries and values cut to a size a browser draws quickly.
 
 import type { Diagnosis } from "../diagnosis/types.js";
+import type { EntryDetail, SendResult } from "../engine/api.js";
 import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.js";
 import type { ErrorInfo } from "../engine/error-info.js";
 import type { ReplayPlan } from "../engine/replay.js";
-import type { EntryDetail, SendResult } from "../engine/runs-api.js";
 import type { HistoryEntry, RunInfo, WaitInfo } from "../engine/views.js";
 import type { RunStatus } from "../storage/store.js";
 

@@ -9,7 +9,7 @@
 // coalesced event costs a refresh, never a wrong picture.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import type { EngineEvent } from "../engine/events.js";
 import { BASE_HEADERS } from "./respond.js";
 
@@ -18,7 +18,12 @@ const HEARTBEAT_MS = 15_000;
 /** Other processes' writes arrive as often as every poll; tell the page at most this often. */
 const EXTERNAL_EVERY_MS = 250;
 
-export function streamEvents(engine: Engine, req: IncomingMessage, res: ServerResponse, url: URL): void {
+export function streamEvents(
+  engine: WaymarkEngine,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+): void {
   const workflow = url.searchParams.get("workflow");
   const key = url.searchParams.get("key");
   const one = workflow !== null && key !== null;

@@ -5,15 +5,15 @@
 // only that the database changed ("external"), so watched runs are re-read and compared then.
 
 import { createHash } from "node:crypto";
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import type { EngineEvent } from "../engine/events.js";
 
 type Listener = () => void;
 
-const feeds = new WeakMap<Engine, ChangeFeed>();
+const feeds = new WeakMap<WaymarkEngine, ChangeFeed>();
 
 /** The change feed of an engine (one per engine, shared by all its MCP sessions). */
-export function changeFeed(engine: Engine): ChangeFeed {
+export function changeFeed(engine: WaymarkEngine): ChangeFeed {
   let feed = feeds.get(engine);
   if (!feed) feeds.set(engine, (feed = new ChangeFeed(engine)));
   return feed;
@@ -30,7 +30,7 @@ export class ChangeFeed {
   private checking: Promise<void> | null = null;
   private again = false;
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: WaymarkEngine) {}
 
   /** Calls `fn` on every change of one run (step recorded, status changed, state changed). */
   async watchRun(workflow: string, key: string, fn: Listener): Promise<() => void> {
@@ -117,20 +117,26 @@ export class ChangeFeed {
 
   /** What a client sees of a run (not its lease, which moves on its own). */
   private async fingerprint(workflow: string, key: string): Promise<string> {
-    const run = await this.engine.store.findRun(workflow, key);
+    const run = await this.engine.findRun(workflow, key);
     if (!run) return "none";
     const h = createHash("sha1");
     h.update(
       [run.status, run.updatedAt, run.state, run.output, run.error, run.waiting, run.wakeAt].join("\u0001"),
     );
-    for (const e of await this.engine.store.allEntries(run.id)) {
-      h.update(`${e.seq}|${e.status}|${e.endedAt}|${e.attempts?.length ?? 0}|${e.stateSeq}\n`);
+    // Every entry, a page at a time (history pages hold at most 10,000).
+    for (let after = 0; ; ) {
+      const page = await this.engine.history(run.id, { after, limit: 10_000 });
+      for (const e of page) {
+        h.update(`${e.id}|${e.status}|${e.endedAt}|${e.attempts?.length ?? 0}|${e.stateChange ? 1 : 0}\n`);
+      }
+      if (page.length < 10_000) break;
+      after = page.at(-1)!.id;
     }
     return h.digest("hex");
   }
 
   private async countsFingerprint(): Promise<string> {
-    return JSON.stringify(await this.engine.store.countRuns());
+    return JSON.stringify((await this.engine.listWorkflows()).map((w) => [w.name, w.runs]));
   }
 }
 

@@ -3,7 +3,7 @@
 
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { NextAction } from "../diagnosis/index.js";
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import type { PublishedWorkflow } from "../engine/listing.js";
 import type { RunRow } from "../storage/store.js";
 import { nameList, ToolError } from "./errors.js";
@@ -22,7 +22,7 @@ export interface McpServerOptions {
 
 export class McpContext {
   constructor(
-    readonly engine: Engine,
+    readonly engine: WaymarkEngine,
     readonly options: McpServerOptions,
     /** This session's server (to ask the client for confirmation). */
     readonly server: McpServer,
@@ -67,12 +67,12 @@ export class McpContext {
 
   /** True when this process has the workflow's code (registry mode), so it can start runs and call actions. */
   hasCode(workflow: string): boolean {
-    return this.engine.defs.has(workflow);
+    return this.engine.registered().includes(workflow);
   }
 
   /** Every workflow name known here: registered, published by another process, or holding runs. */
   async workflowNames(): Promise<string[]> {
-    const names = new Set<string>(this.engine.defs.keys());
+    const names = new Set<string>(this.engine.registered());
     for (const w of await this.engine.listWorkflows()) names.add(w.name);
     for (const p of (await this.engine.published()).values()) names.add(p.name);
     return [...names].sort();
@@ -89,7 +89,7 @@ export class McpContext {
 
   /** The run addressed by workflow and key, or a ToolError that lists what exists. */
   async run(workflow: string, key: string): Promise<RunRow> {
-    const row = await this.engine.store.findRun(workflow, key);
+    const row = await this.engine.findRun(workflow, key);
     if (row) return row;
     const names = await this.workflowNames();
     if (!names.includes(workflow)) {

@@ -3,7 +3,7 @@
 import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, type GetPromptResult, McpError } from "@modelcontextprotocol/sdk/types.js";
-import { actionLine, diagnose } from "../diagnosis/index.js";
+import { actionLine } from "../diagnosis/index.js";
 import type { McpContext } from "./context.js";
 import { domainCode, nameList } from "./errors.js";
 import { brief, quote, waitText } from "./format.js";
@@ -77,7 +77,7 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
     },
     async ({ workflow, key }) => {
       const row = await promptRun(ctx, workflow, key);
-      const found = await diagnose(ctx.engine, row.id);
+      const found = await ctx.engine.diagnose(row.id);
       const d = { ...found, nextActions: ctx.forServer(found.nextActions) };
       const writable = ctx.offers("replay_run");
       const address = JSON.stringify({ workflow, key });

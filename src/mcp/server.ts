@@ -3,7 +3,7 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";
 import { SessionGuard } from "./guard.js";
@@ -55,7 +55,7 @@ class GuardedMcpServer extends McpServer {
 }
 
 /** A new MCP server over `engine`: tools (write tools hidden when readOnly), resources, prompts. */
-export function createMcpServer(engine: Engine, options: McpServerOptions = {}): McpServer {
+export function createMcpServer(engine: WaymarkEngine, options: McpServerOptions = {}): McpServer {
   const mcp = new GuardedMcpServer(
     { name: options.name ?? "waymark", version: options.version ?? "0.1.0" },
     {

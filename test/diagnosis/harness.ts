@@ -7,7 +7,8 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Scenario, ScenarioEnv } from "../../fixtures/failures/index.js";
 import { driveRun } from "../../fixtures/wait.js";
 import type { Diagnosis } from "../../src/diagnosis/index.js";
-import { attach, type Engine, FakeClock, type RunInfo, setup } from "../../src/index.js";
+import { type Engine, internals } from "../../src/engine/engine.js";
+import { attach, FakeClock, type RunInfo, setup } from "../../src/index.js";
 import { createMcpServer } from "../../src/mcp/server.js";
 import { onCleanup, tempDb } from "../helpers.js";
 
@@ -20,7 +21,7 @@ export async function scenarioEnv(scenario: Scenario): Promise<ScenarioEnv> {
   const open = async (use: Scenario["use"] | null): Promise<Engine> =>
     use
       ? ((await setup({ use }).start({ database: db, clock })) as unknown as Engine)
-      : await attach({ database: db, clock });
+      : internals(await attach({ database: db, clock }));
   let engine = await open(scenario.use);
   onCleanup(() => engine.close());
   return {

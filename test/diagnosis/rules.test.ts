@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { driveRun, waitForRun } from "../../fixtures/wait.js";
 import { diagnose } from "../../src/diagnosis/index.js";
-import { attach, type Engine, FakeClock, FatalError, setup, workflow } from "../../src/index.js";
+import { type Engine, internals } from "../../src/engine/engine.js";
+import { attach, FakeClock, FatalError, setup, workflow } from "../../src/index.js";
 import type { WorkflowEntry } from "../../src/workflow.js";
 import { closeLater, tempDb } from "../helpers.js";
 
@@ -127,10 +128,10 @@ describe("a dead owner on this machine", () => {
       .run(dead, leaseUntil, run.id);
     raw.close();
     const reader = closeLater(await attach({ database: db }));
-    const d = await diagnose(reader, run.id);
+    const d = await diagnose(internals(reader), run.id);
     expect(d.category).toBe("stalled");
     expect(d.summary).toContain("(pid 999999 on this machine) no longer exists");
-    expect((await reader.store.getRun(run.id))?.leaseUntil).toBe(leaseUntil);
+    expect((await internals(reader).store.getRun(run.id))?.leaseUntil).toBe(leaseUntil);
   });
 });
 

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { MAX_DEPTH } from "../../src/engine/depth.js";
+import { internals } from "../../src/engine/engine.js";
 import { setup, workflow } from "../../src/index.js";
 import { closeLater, nested, tempDb, until } from "../helpers.js";
 
@@ -52,7 +53,9 @@ describe(`values nested deeper than ${MAX_DEPTH} levels`, () => {
         );
       }
     }
-    expect(await engine.store.listMessages(run.id, { includeConsumed: true, limit: 10 })).toEqual([]);
+    expect(await internals(engine).store.listMessages(run.id, { includeConsumed: true, limit: 10 })).toEqual(
+      [],
+    );
     await run.send("any", nested(MAX_DEPTH));
     expect(await run.result({ timeout: 5000 })).toEqual(nested(MAX_DEPTH));
   });
@@ -62,7 +65,7 @@ describe(`values nested deeper than ${MAX_DEPTH} levels`, () => {
     await expect(engine.getOrCreate("deepWf", "deep", nested(100_000) as never)).rejects.toMatchObject(
       invalid(/input of run "deepWf\/deep" .* more than 64 levels/),
     );
-    expect(await engine.store.findRun("deepWf", "deep")).toBeUndefined();
+    expect(await internals(engine).store.findRun("deepWf", "deep")).toBeUndefined();
   });
 
   it("an action's arguments: refused before the action runs", async () => {

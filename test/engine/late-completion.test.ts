@@ -5,6 +5,7 @@
 
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { internals } from "../../src/engine/engine.js";
 import { FakeClock, type HistoryEntry, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 import { tempSchema } from "../postgres/pg.js";
@@ -62,7 +63,7 @@ describe.each(DATABASES)("a late completion on $name", ({ database }) => {
     await untilEntry(run, "slow", "running");
     expect(await run.cancel()).toBe("cancelled");
     g.open();
-    await settle(engine);
+    await settle(internals(engine));
 
     const info = await run.info();
     expect(info.status).toBe("cancelled");
@@ -73,7 +74,7 @@ describe.each(DATABASES)("a late completion on $name", ({ database }) => {
     expect(slow.stateChange).toBeUndefined();
     expect(slow.attempts).toMatchObject([{ n: 1, status: "cancelled" }]);
     // As stored, not only as shown: the attempt the cancel stopped is recorded cancelled.
-    const [stored] = await engine.store.loadRuns([run.id]);
+    const [stored] = await internals(engine).store.loadRuns([run.id]);
     expect(JSON.parse(stored!.entries[0]!.attempts!)).toMatchObject([{ n: 1, status: "cancelled" }]);
     expect(stored!.run.state).toBe('{"k":0}');
     expect(after).toBe(0);
@@ -113,9 +114,9 @@ describe.each(DATABASES)("a late completion on $name", ({ database }) => {
     await b.tick();
     await b.result(run.id, { timeout: 10_000 });
     clockA.advance(LEASE);
-    await a.renew(); // A's heartbeat: the lease is no longer A's
+    await internals(a).renew(); // A's heartbeat: the lease is no longer A's
     g.open();
-    await settle(a);
+    await settle(internals(a));
 
     expect(calls).toEqual(["a", "b", "after@b"]);
     expect((await b.info(run.id)).state).toEqual({ by: "b" });
@@ -124,7 +125,7 @@ describe.each(DATABASES)("a late completion on $name", ({ database }) => {
       ["work", "completed", "b"],
       ["after", "completed", 3],
     ]);
-    expect(a.active.size).toBe(0);
+    expect(internals(a).active.size).toBe(0);
   });
 });
 
@@ -155,7 +156,7 @@ describe("a late completion (SQLite)", () => {
     const run = await engine.getOrCreate("wf", "k");
     await untilEntry(run, "next", "running");
     loser.open();
-    await settle(engine);
+    await settle(internals(engine));
     expect((await run.info()).state).toEqual({ loser: 0, after: 0 });
     next.open();
     expect(await run.result({ timeout: 5000 })).toEqual({ winner: "fast", value: "fast" });
@@ -188,7 +189,7 @@ describe("a late completion (SQLite)", () => {
     await engine.replay(run.id);
     expect(await run.result({ timeout: 5000 })).toBe(2);
     old.open();
-    await settle(engine);
+    await settle(internals(engine));
 
     expect((await run.info()).state).toEqual({ by: "replay" });
     const slow = entryAt(await run.history(), "slow");
@@ -236,7 +237,10 @@ describe("a late completion (SQLite)", () => {
     lock.exec("BEGIN IMMEDIATE");
     clock.advance(60_000);
     await engine.tick();
-    await until(() => errors.includes("STORAGE_BUSY") && engine.active.size === 0, "the commit to fail");
+    await until(
+      () => errors.includes("STORAGE_BUSY") && internals(engine).active.size === 0,
+      "the commit to fail",
+    );
     lock.exec("ROLLBACK");
     lock.close();
 
@@ -247,7 +251,7 @@ describe("a late completion (SQLite)", () => {
     expect(calls).toBe(2);
     // Now the stopped execution's step returns: nothing of it may land.
     stopped.open();
-    await settle(engine);
+    await settle(internals(engine));
     expect((await run.info()).state).toEqual({ slow: "", quick: 1 });
     expect(entryAt(await run.history(), "both[slow]/slow").status).toBe("running");
 

@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { diagnose } from "../../src/diagnosis/index.js";
-import { type Engine, FakeClock, type HistoryEntry, setup, workflow } from "../../src/index.js";
+import { type Engine, internals } from "../../src/engine/engine.js";
+import { FakeClock, type HistoryEntry, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 
 const HOUR = 3_600_000;
@@ -96,7 +97,7 @@ describe("race losers", () => {
     expectLosersCancelled(after);
     expect(byPath(after)["race[fast]/fast"]!.status).toBe("completed");
     expect(after.filter((e) => ["running", "waiting", "retrying"].includes(e.status))).toEqual([]);
-    const msgs = await engine.store.listMessages(again.id, { includeConsumed: true, limit: 10 });
+    const msgs = await internals(engine).store.listMessages(again.id, { includeConsumed: true, limit: 10 });
     expect(msgs).toHaveLength(1);
     expect(msgs[0]!.consumedBy).toBe(byPath(after).later!.id);
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internals } from "../../src/engine/engine.js";
 import { FakeClock, FatalError, Loop, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 
@@ -97,7 +98,7 @@ describe("fix and replay", () => {
       approvedBy: "ann",
       paid: true,
     });
-    const messages = await engine.store.listMessages(run.id, { includeConsumed: true, limit: 10 });
+    const messages = await internals(engine).store.listMessages(run.id, { includeConsumed: true, limit: 10 });
     expect(messages).toHaveLength(1);
     expect(messages[0]!.consumedAt).not.toBeNull();
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { internals } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 
@@ -25,7 +26,7 @@ describe("resume after restart", () => {
     await until(
       async () =>
         (await first.listRuns({ status: "sleeping", limit: 1000 })).runs.length === 1000 &&
-        first.active.size === 0,
+        internals(first).active.size === 0,
       "all runs to sleep",
       60_000,
     );
@@ -62,7 +63,7 @@ describe("a claimed run whose load fails", () => {
     });
     const engine = closeLater(await setup({ use: { hop } }).start({ database: tempDb(), leaseMs: 2000 }));
     // The database goes away for one load: the run woken from its sleep is claimed, then fails to load.
-    const store = engine.store as unknown as { loadRuns: (ids: number[]) => Promise<unknown> };
+    const store = internals(engine).store as unknown as { loadRuns: (ids: number[]) => Promise<unknown> };
     const load = store.loadRuns.bind(store);
     let failures = 0;
     store.loadRuns = async (ids) => {

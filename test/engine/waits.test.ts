@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internals } from "../../src/engine/engine.js";
 import { FakeClock, Loop, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 
@@ -21,7 +22,7 @@ describe("sleeps", () => {
     const info = await run.info();
     expect(info.wakeAt).toBe(Date.UTC(2026, 0, 1) + 600_000);
     expect(info.waiting).toEqual([{ kind: "sleep", entry: "short", until: info.wakeAt }]);
-    expect(engine.active.size).toBe(0); // a sleeping run holds no memory
+    expect(internals(engine).active.size).toBe(0); // a sleeping run holds no memory
     clock.advance(599_999);
     await engine.tick();
     expect(await run.status()).toBe("sleeping");
@@ -52,7 +53,7 @@ describe("queues", () => {
     const run = await engine.getOrCreate("approval", "early");
     await run.send("decisions", { approve: true, by: "ann" });
     expect(await run.result({ timeout: 5000 })).toBe("approved");
-    const msgs = await engine.store.listMessages(run.id, { includeConsumed: true, limit: 10 });
+    const msgs = await internals(engine).store.listMessages(run.id, { includeConsumed: true, limit: 10 });
     expect(msgs).toHaveLength(1);
     expect(msgs[0]!.consumedAt).not.toBeNull();
     const wait = (await run.history()).find((e) => e.name === "await-decision")!;
@@ -65,7 +66,7 @@ describe("queues", () => {
     const engine = closeLater(await setup({ use: { approval } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("approval", "late");
     await until(async () => (await run.status()) === "waiting", "wait");
-    expect(engine.active.size).toBe(0);
+    expect(internals(engine).active.size).toBe(0);
     expect((await run.info()).waiting).toEqual([
       { kind: "queue", entry: "await-decision", queue: "decisions", until: clock.now() + 86_400_000 },
     ]);
@@ -94,7 +95,9 @@ describe("queues", () => {
     await expect(run.send("decsions" as never, {} as never)).rejects.toThrow(
       /has no queue "decsions". Its queues are: decisions/,
     );
-    expect(await engine.store.listMessages(run.id, { includeConsumed: true, limit: 10 })).toHaveLength(0);
+    expect(
+      await internals(engine).store.listMessages(run.id, { includeConsumed: true, limit: 10 }),
+    ).toHaveLength(0);
   });
 
   it("stores a message once per idempotency key", async () => {

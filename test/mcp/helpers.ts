@@ -6,7 +6,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Engine } from "../../src/engine/engine.js";
+import { type Engine, internals } from "../../src/engine/engine.js";
 import { createMcpServer, type McpServerOptions } from "../../src/mcp/server.js";
 import { attach } from "../../src/registry.js";
 import { registry } from "./workflows.js";
@@ -47,7 +47,7 @@ export async function startEngine(closer: Closer, db: string): Promise<Engine> {
 export async function attachEngine(closer: Closer, db: string): Promise<Engine> {
   const engine = await attach({ database: db });
   closer.add(() => engine.close());
-  return engine;
+  return internals(engine);
 }
 
 export async function connect(

@@ -8,6 +8,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect, it } from "vitest";
+import { internals } from "../../src/engine/engine.js";
 import { attach, InvalidMessageError } from "../../src/index.js";
 import { createMcpServer } from "../../src/mcp/server.js";
 import { closeLater, onCleanup, tempDir, until } from "../helpers.js";
@@ -27,7 +28,7 @@ it("attach() and MCP on a postgres URL read the runs and send messages that the 
     ],
   });
   const engine = closeLater(await attach({ database: url }));
-  expect(engine.store.kind).toBe("postgres");
+  expect(internals(engine).store.kind).toBe("postgres");
   await until(async () => {
     const waiting = await engine.listRuns({ workflow: "approval", status: "waiting" });
     return waiting.runs.length === 2;

@@ -3,6 +3,7 @@
 
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internals } from "../../src/engine/engine.js";
 import { attach, FakeClock, setup, workflow } from "../../src/index.js";
 import { closeLater, until } from "../helpers.js";
 import { tempSchema } from "./pg.js";
@@ -46,7 +47,7 @@ describe("the engine on PostgreSQL", () => {
       },
     });
     const engine = closeLater(await setup({ use: { order } }).start({ database: url, clock }));
-    expect(engine.store.kind).toBe("postgres");
+    expect(internals(engine).store.kind).toBe("postgres");
     const run = await engine.getOrCreate("order", "o-1", { items: 3 });
     await until(async () => (await run.status()) === "retrying", "the retry backoff");
     clock.advance(1000);
@@ -176,7 +177,7 @@ describe("the engine on PostgreSQL", () => {
     expect(await inv.result({ timeout: 10_000 })).toBe(1);
     await invoices.tick();
     expect((await invoices.info(rep.id)).status).toBe("sleeping"); // due, but not this worker's to run
-    expect(await invoices.store.nextWakeAt(["invoice"])).toBeNull();
+    expect(await internals(invoices).store.nextWakeAt(["invoice"])).toBeNull();
 
     const reports = closeLater(
       await setup({ use: { report: make("reports-2").report } }).start({ database: url, clock }),
@@ -229,8 +230,8 @@ describe("the engine on PostgreSQL", () => {
     clock.advance(1);
     expect(await b.result(run.id, { timeout: 10_000 })).toBe("b");
     release(); // A wakes up: its record of the step is refused, and it stops executing the run
-    await until(() => a.active.size === 0, "machine A to drop the run");
-    await a.writes.flush();
+    await until(() => internals(a).active.size === 0, "machine A to drop the run");
+    await internals(a).writes.flush();
     expect(calls).toEqual(["a", "b", "after@b"]);
     const history = await b.history(run.id);
     expect(history.map((e) => [e.path, e.status, e.output])).toEqual([

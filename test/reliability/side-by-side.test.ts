@@ -4,6 +4,7 @@ import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { describe, expect, it } from "vitest";
+import { internals } from "../../src/engine/engine.js";
 import { attach } from "../../src/index.js";
 import { closeLater, onCleanup, tempDir, until } from "../helpers.js";
 
@@ -217,7 +218,7 @@ describe("processes side by side", () => {
     for (const run of runs) {
       expect(run.status).toBe("completed");
       expect(run.state).toEqual({ sum: expectedSum, count: 200 });
-      const msgs = await check.store.listMessages(run.id, { includeConsumed: true, limit: 1000 });
+      const msgs = await internals(check).store.listMessages(run.id, { includeConsumed: true, limit: 1000 });
       messages += msgs.length;
       expect(msgs.every((m) => m.consumedAt !== null)).toBe(true);
       expect(new Set(msgs.map((m) => m.consumedBy)).size).toBe(200);

@@ -6,6 +6,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import Database from "better-sqlite3";
+import { internals } from "../../src/engine/engine.js";
 import { asEntries } from "../../src/engine/entries.js";
 import { applyDiff, type JsonValue } from "../../src/engine/json.js";
 import { changesOf } from "../../src/engine/state-history.js";
@@ -188,7 +189,7 @@ async function check(
         violations.push(`run ${label} is ${run.status}, not completed`);
         continue;
       }
-      const rows = await engine.store.allEntries(run.id);
+      const rows = await internals(engine).store.allEntries(run.id);
       const steps = rows.filter((r) => r.kind === "step");
       const paths = steps.map((r) => (r.scope ? `${r.scope}/${r.name}` : r.name));
       const expected = EXPECTED_STEPS[run.workflow]!(run.key);
@@ -228,7 +229,7 @@ async function check(
       }
 
       // State equals what the recorded steps wrote: the initial state plus every recorded change, in order.
-      const initial = JSON.parse((await engine.store.getRun(run.id))!.initialState) as Record<
+      const initial = JSON.parse((await internals(engine).store.getRun(run.id))!.initialState) as Record<
         string,
         JsonValue
       >;
@@ -245,7 +246,10 @@ async function check(
           violations.push(
             `run ${label} got messages ${JSON.stringify(state.got)}, expected ${JSON.stringify(want)}`,
           );
-        const msgs = await engine.store.listMessages(run.id, { includeConsumed: true, limit: 100 });
+        const msgs = await internals(engine).store.listMessages(run.id, {
+          includeConsumed: true,
+          limit: 100,
+        });
         messages += msgs.length;
         if (msgs.length !== INBOX_MESSAGES)
           violations.push(`run ${label} has ${msgs.length} messages stored, expected ${INBOX_MESSAGES}`);

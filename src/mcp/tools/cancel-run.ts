@@ -38,7 +38,7 @@ export const cancelRun = defineTool({
       }));
     }
     const result = await ctx.engine.cancel(row.id, { by: "an MCP client (cancel_run)" });
-    const now = (await ctx.engine.store.getRun(row.id))?.status ?? row.status;
+    const now = (await ctx.engine.getRun(row.id))?.status ?? row.status;
     const outcome =
       result === "requested" ? "requested" : result === "cancelled" ? "cancelled" : "already-finished";
     return fitAnswer(() => ({

@@ -2,7 +2,7 @@
 // exact next tool calls (plus what a person must change first).
 
 import { z } from "zod";
-import { CATEGORIES, diagnose, diagnosisText } from "../../diagnosis/index.js";
+import { CATEGORIES, diagnosisText } from "../../diagnosis/index.js";
 import { fitAnswer } from "../budget.js";
 import { runStatusSchema } from "../format.js";
 import { runAddress } from "./get-run.js";
@@ -85,7 +85,7 @@ export const diagnoseRun = defineTool({
   write: false,
   async handler(args, ctx) {
     const row = await ctx.run(args.workflow, args.key);
-    const found = await diagnose(ctx.engine, row.id);
+    const found = await ctx.engine.diagnose(row.id);
     const d = { ...found, nextActions: ctx.forServer(found.nextActions) };
     return fitAnswer(() => ({ text: diagnosisText(d), structured: { ...d } }));
   },

@@ -89,7 +89,7 @@ export const getRun = defineTool({
     const byStatus: Record<string, number> = {};
     for (const e of entries) byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
     const failed = entries.filter((e) => e.status === "failed").at(-1) ?? null;
-    const pending = await ctx.engine.store.listMessages(row.id, { includeConsumed: false, limit: 100 });
+    const pending = await ctx.engine.listMessages(row.id, { limit: 100 });
     const waiting: Array<{
       kind: WaitKind;
       entry: string;

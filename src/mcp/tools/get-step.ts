@@ -1,9 +1,8 @@
 // get_step: one history entry whole: every attempt with its error and stack, input, output, state before/after.
 
 import { z } from "zod";
-import type { Engine } from "../../engine/engine.js";
+import type { EntryDetail, WaymarkEngine } from "../../engine/api.js";
 import type { ErrorInfo } from "../../engine/error-info.js";
-import type { EntryDetail } from "../../engine/runs-api.js";
 import { fitAnswer } from "../budget.js";
 import { domainCode } from "../errors.js";
 import { brief, detailIso, errorLine, iso } from "../format.js";
@@ -13,7 +12,11 @@ import { runAddress } from "./get-run.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
 /** An entry by path, or by id (a number, or digits that name no path). */
-export async function findEntry(engine: Engine, runId: number, ref: string | number): Promise<EntryDetail> {
+export async function findEntry(
+  engine: WaymarkEngine,
+  runId: number,
+  ref: string | number,
+): Promise<EntryDetail> {
   if (typeof ref === "number") return engine.entry(runId, ref);
   try {
     return await engine.entry(runId, ref);

@@ -1,7 +1,6 @@
 // list_failures: what is failing most — failed and retrying runs grouped by error signature, with counts.
 
 import { z } from "zod";
-import { listFailures as collectFailures } from "../../diagnosis/index.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import { ToolError } from "../errors.js";
 import { quote } from "../format.js";
@@ -65,7 +64,7 @@ export const listFailures = defineTool({
         );
       }
     }
-    const list = await collectFailures(ctx.engine, {
+    const list = await ctx.engine.listFailures({
       ...(since !== undefined ? { since } : {}),
       ...(args.workflow !== undefined ? { workflow: args.workflow } : {}),
       limit: args.limit ?? 10,

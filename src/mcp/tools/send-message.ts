@@ -70,19 +70,19 @@ export const sendMessage = defineTool({
       }
       throw err;
     }
-    let message = await engine.store.getMessage(res.messageId);
+    let message = await engine.getMessage(res.messageId);
     if (message?.consumedAt == null && wasWaiting) {
       // Consumed by a commit of the run's queue wait, here (an entry) or in the process that runs it.
       const id = res.messageId;
       const watched = await engine.watchRun(
         row.id,
         async () => {
-          const m = await engine.store.getMessage(id);
+          const m = await engine.getMessage(id);
           return m?.consumedAt != null ? m : undefined;
         },
         { timeout: CONSUME_WAIT_MS, signal: extra.signal, entries: true },
       );
-      message = watched.value ?? (await engine.store.getMessage(id));
+      message = watched.value ?? (await engine.getMessage(id));
     }
     const consumed = message?.consumedAt != null;
     let consumedBy: string | null = null;
@@ -92,7 +92,7 @@ export const sendMessage = defineTool({
         () => null,
       );
     }
-    const after = (await engine.store.getRun(row.id)) ?? row;
+    const after = (await engine.getRun(row.id)) ?? row;
     const structured = {
       messageId: res.messageId,
       duplicate: res.duplicate,

@@ -52,7 +52,7 @@ export const startRun = defineTool({
         `This MCP server has no code for workflow ${quote(args.workflow)} (it is attached to the database beside an application), so it cannot start runs. Start the run from the application that registers ${quote(args.workflow)}, or restart this server with --registry <module that exports the registry> so it runs the workflows itself.`,
       );
     }
-    const existed = (await engine.store.findRun(args.workflow, args.key)) !== undefined;
+    const existed = (await engine.findRun(args.workflow, args.key)) !== undefined;
     const handle = await engine.getOrCreate(args.workflow, args.key, args.input);
     const info = await handle.info();
     const run = runSummary(info, runUri(info.workflow, info.key));
