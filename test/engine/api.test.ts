@@ -2,8 +2,9 @@ import fs from "node:fs";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { waitForRun, waitForStatus } from "../../fixtures/wait.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, tempDb, untilWritten } from "../helpers.js";
 
 const counter = workflow({
   state: { count: 0, label: "" },
@@ -36,7 +37,7 @@ describe("run handles", () => {
     const a = await engine.getOrCreate("counter", "c1", { label: "first" });
     const b = await engine.getOrCreate("counter", "c1", { label: "second" });
     expect(b.id).toBe(a.id);
-    await until(async () => (await a.status()) === "waiting", "wait");
+    await waitForStatus(engine, a, ["waiting"]);
     expect((await a.info()).input).toEqual({ label: "first" });
     expect(await a.state()).toEqual({ count: 0, label: "first" });
   });
@@ -45,7 +46,7 @@ describe("run handles", () => {
     const engine = closeLater(await setup({ use: { counter } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("counter", "c2", { label: "x" });
     await run.send("add", { by: 5 });
-    await until(async () => (await run.state()).count === 5, "first add");
+    await waitForRun(engine, run, async () => (await run.state()).count === 5, { what: "the first add" });
     expect(await run.action("double", 3)).toBe(15);
     expect(await run.action("bump")).toBe("sent");
     await run.send("add", { by: 10 });
@@ -124,12 +125,17 @@ describe("run handles", () => {
   });
 
   it("result() times out with the run's status, and cancel stops a waiting run", async () => {
-    const engine = closeLater(await setup({ use: { counter } }).start({ database: tempDb() }));
+    const clock = new FakeClock();
+    const engine = closeLater(await setup({ use: { counter } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("counter", "c3", { label: "x" });
-    await expect(run.result({ timeout: 50 })).rejects.toThrow(
-      /did not finish within 50 ms \(it is (running|waiting)\)/,
+    await waitForStatus(engine, run, ["waiting"]);
+    const timedOut = expect(run.result({ timeout: 50 })).rejects.toThrow(
+      /did not finish within 50 ms \(it is waiting\)/,
     );
-    await until(async () => (await run.status()) === "waiting", "wait");
+    clock.advance(49);
+    await engine.tick();
+    clock.advance(1);
+    await timedOut;
     expect(await run.cancel()).toBe("cancelled");
     await expect(run.result({ timeout: 1000 })).rejects.toThrow(/was cancelled/);
     const wait = (await run.history()).find((e) => e.name === "add-0")!;
@@ -139,6 +145,10 @@ describe("run handles", () => {
 
   it("cancel during a running step fires the step's AbortSignal and keeps history", async () => {
     let aborted = false;
+    let started!: () => void;
+    const slowStarted = new Promise<void>((r) => {
+      started = r;
+    });
     const slow = workflow({
       run: async (ctx) => {
         await ctx.step("quick", () => 1);
@@ -146,6 +156,7 @@ describe("run handles", () => {
           "slow",
           (s) =>
             new Promise((resolve) => {
+              started();
               s.signal.addEventListener("abort", () => {
                 aborted = true;
                 resolve("stopped");
@@ -156,9 +167,11 @@ describe("run handles", () => {
     });
     const engine = closeLater(await setup({ use: { slow } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("slow", "s");
-    await until(
+    await slowStarted;
+    // Its start marker (which holds the attempt) is written a turn or two later, with no event of its own.
+    await untilWritten(
       async () => (await run.history()).some((e) => e.name === "slow" && e.status === "running"),
-      "slow step",
+      "the slow step's start marker",
     );
     expect(await run.cancel()).toBe("cancelled");
     expect(aborted).toBe(true);
@@ -271,7 +284,7 @@ describe("storage", () => {
     });
     const first = await setup({ use: { wf: v1 } }).start({ database: db });
     const run = await first.getOrCreate("wf", "old-run");
-    await until(async () => (await run.status()) === "waiting", "wait");
+    await waitForStatus(first, run, ["waiting"]);
     await first.close();
     const v2 = workflow({ version: 2, queues: { go: z.object({}) }, run: async () => {} });
     await expect(setup({ use: { wf: v2 } }).start({ database: db })).rejects.toThrow(

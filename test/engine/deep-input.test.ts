@@ -4,10 +4,11 @@
 
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { waitForStatus } from "../../fixtures/wait.js";
 import { MAX_DEPTH } from "../../src/engine/depth.js";
 import { internals } from "../../src/engine/engine.js";
 import { setup, workflow } from "../../src/index.js";
-import { closeLater, nested, tempDb, until } from "../helpers.js";
+import { closeLater, nested, tempDb } from "../helpers.js";
 
 let actionCalls = 0;
 const deepWf = workflow({
@@ -33,7 +34,7 @@ const deepWf = workflow({
 async function start() {
   const engine = closeLater(await setup({ use: { deepWf } }).start({ database: tempDb() }));
   const run = await engine.getOrCreate("deepWf", "k");
-  await until(async () => (await run.status()) === "waiting", "the run to wait");
+  await waitForStatus(engine, run, ["waiting"]);
   return { engine, run };
 }
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { waitForRun, waitForStatus } from "../../fixtures/wait.js";
 import { FakeClock, setup, type WorkflowContext, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, tempDb } from "../helpers.js";
 
 /** Runs `before` until it sleeps, then restarts the same workflow name and version with `after`'s code. */
 async function driftRun(
@@ -11,7 +12,7 @@ async function driftRun(
   const clock = new FakeClock();
   const first = await setup({ use: { wf: workflow({ run: before }) } }).start({ database: db, clock });
   const run = await first.getOrCreate("wf", "k");
-  await until(async () => (await run.status()) === "sleeping", "the first code to sleep");
+  await waitForStatus(first, run, ["sleeping"]);
   await first.close();
   const second = closeLater(
     await setup({ use: { wf: workflow({ run: after }) } }).start({ database: db, clock }),
@@ -90,9 +91,11 @@ describe("code drift", () => {
     });
     const first = await setup({ use: { wf: before } }).start({ database: db, clock });
     const run = await first.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "sleeping", "first sleep");
+    await waitForStatus(first, run, ["sleeping"]);
     clock.advance(60_000);
-    await until(async () => (await run.history()).some((e) => e.name === "nap-2"), "second sleep");
+    await waitForRun(first, run, async () => (await run.history()).some((e) => e.name === "nap-2"), {
+      what: "the second sleep",
+    });
     await first.close();
     const after = workflow({
       run: async (ctx) => {
@@ -165,7 +168,7 @@ describe("patches", () => {
     });
     const first = await setup({ use: { wf: v1 } }).start({ database: db, clock });
     const old = await first.getOrCreate("wf", "old");
-    await until(async () => (await old.status()) === "sleeping", "sleep");
+    await waitForStatus(first, old, ["sleeping"]);
     await first.close();
 
     const patched = workflow({
@@ -179,7 +182,7 @@ describe("patches", () => {
     });
     const second = closeLater(await setup({ use: { wf: patched } }).start({ database: db, clock }));
     const fresh = await second.getOrCreate("wf", "new");
-    await until(async () => (await fresh.status()) === "sleeping", "sleep");
+    await waitForStatus(second, fresh, ["sleeping"]);
     clock.advance(60_000);
     // Both runs reach the patch point fresh, so both take the new behaviour; the old one skipped "legacy".
     expect(await (await second.get("wf", "old")).result({ timeout: 5000 })).toBe("new tail");
@@ -198,8 +201,7 @@ describe("patches", () => {
       },
     });
     const first = await setup({ use: { wf: v1 } }).start({ database: db, clock });
-    await first.getOrCreate("wf", "old");
-    await until(async () => (await (await first.get("wf", "old")).status()) === "sleeping", "sleep");
+    await waitForStatus(first, await first.getOrCreate("wf", "old"), ["sleeping"]);
     await first.close();
     const patched = workflow({
       run: async (ctx) => {

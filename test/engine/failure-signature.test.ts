@@ -2,11 +2,12 @@
 // "what fails most" is a grouped query; a replay clears it; a run that completes has none.
 
 import { describe, expect, it } from "vitest";
+import { waitForStatus } from "../../fixtures/wait.js";
 import { listFailures } from "../../src/diagnosis/index.js";
 import type { Engine } from "../../src/engine/engine.js";
 import { signatureOf } from "../../src/failure-signature.js";
-import { FakeClock, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { FakeClock, type RunStatus, setup, workflow } from "../../src/index.js";
+import { closeLater, tempDb } from "../helpers.js";
 
 const broken = new Set<string>(["tax"]);
 
@@ -32,11 +33,10 @@ const invoice = workflow({
   },
 });
 
-async function stored(engine: Engine, key: string, status: string) {
-  return until(async () => {
-    const run = await engine.store.findRun("invoice", key);
-    return run?.status === status ? run : null;
-  }, `invoice/${key} ${status}`);
+async function stored(engine: Engine, key: string, status: RunStatus) {
+  const run = await engine.get("invoice", key);
+  await waitForStatus(engine, run, [status]);
+  return (await engine.store.getRun(run.id))!;
 }
 
 describe("stored failure signatures", () => {

@@ -3,10 +3,11 @@
 
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { waitForRun, waitForStatus } from "../../fixtures/wait.js";
 import { diagnose } from "../../src/diagnosis/index.js";
 import { type Engine, internals } from "../../src/engine/engine.js";
 import { FakeClock, type HistoryEntry, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, settleWrites, tempDb, untilWritten } from "../helpers.js";
 
 const HOUR = 3_600_000;
 const LOSERS = ["race[msg]/await-ping", "race[nap]/nap"];
@@ -15,9 +16,9 @@ function byPath(history: HistoryEntry[]): Record<string, HistoryEntry> {
   return Object.fromEntries(history.map((e) => [e.path, e]));
 }
 
-/** Waits until the run's entry at `path` has `status`. */
-function untilEntry(run: { history(): Promise<HistoryEntry[]> }, path: string, status: string, what: string) {
-  return until(async () => (await run.history()).find((e) => e.path === path)?.status === status, what);
+/** A condition on a run: its entry at `path` has `status`. */
+function entryIs(run: { history(): Promise<HistoryEntry[]> }, path: string, status: string) {
+  return async () => (await run.history()).find((e) => e.path === path)?.status === status;
 }
 
 function expectLosersCancelled(history: HistoryEntry[], paths = LOSERS): void {
@@ -64,7 +65,7 @@ describe("race losers", () => {
     const clock = new FakeClock();
     const first = await setup({ use: { raceThenWait } }).start({ database: db, clock });
     const run = await first.getOrCreate("raceThenWait", "k");
-    await until(async () => (await run.status()) === "waiting", "the run to wait after the race");
+    await waitForStatus(first, run, ["waiting"]);
 
     const history = await run.history();
     const entries = byPath(history);
@@ -145,7 +146,8 @@ describe("race losers", () => {
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("wf", "k");
-    await untilEntry(run, "race[slow]/slow", "running", "the slow step's start marker");
+    // A start marker is written a turn or two after the step began, with no event of its own.
+    await untilWritten(entryIs(run, "race[slow]/slow", "running"), "the slow step's start marker");
     await run.send("ping", "pong");
     expect(await run.result({ timeout: 5000 })).toEqual({ winner: "msg", value: "pong" });
     const slow = (await run.history()).find((e) => e.path === "race[slow]/slow")!;
@@ -154,7 +156,7 @@ describe("race losers", () => {
     expect(slow.attempts).toMatchObject([{ n: 1, status: "cancelled" }]);
     // The function finishing later changes nothing: the run is over.
     (release as (() => void) | null)?.();
-    await new Promise((r) => setTimeout(r, 20));
+    await settleWrites(internals(engine));
     expect((await run.history()).find((e) => e.path === "race[slow]/slow")!.status).toBe("cancelled");
     expect(ran).toBe(1);
   });
@@ -179,8 +181,8 @@ describe("race losers", () => {
     const first = await setup({ use: { wf } }).start({ database: db, clock });
     const s0 = await first.getOrCreate("wf", "slept");
     const p0 = await first.getOrCreate("wf", "pinged");
-    await until(async () => (await s0.status()) === "waiting", "race waits");
-    await until(async () => (await p0.status()) === "waiting", "race waits");
+    await waitForStatus(first, s0, ["waiting"]);
+    await waitForStatus(first, p0, ["waiting"]);
     expect((await s0.history()).map((e) => [e.path, e.status])).toEqual([
       ["race", "running"],
       ["race[msg]/await-ping", "waiting"],
@@ -193,7 +195,7 @@ describe("race losers", () => {
     const pinged = await engine.getOrCreate("wf", "pinged");
     // "pinged": the message wins after the restart; the nap is cancelled and no longer wakes the run.
     await pinged.send("ping", "one");
-    await untilEntry(pinged, "later", "waiting", "the later wait");
+    await waitForRun(engine, pinged, entryIs(pinged, "later", "waiting"), { what: "the later wait" });
     const p = byPath(await pinged.history());
     expect(p["race[msg]/await-ping"]!.status).toBe("completed");
     expect(p["race[nap]/nap"]!.status).toBe("cancelled");
@@ -202,7 +204,7 @@ describe("race losers", () => {
     // "slept": the nap wins after the restart; the queue wait is cancelled without taking a message.
     clock.advance(HOUR);
     await engine.tick();
-    await untilEntry(slept, "later", "waiting", "the later wait");
+    await waitForRun(engine, slept, entryIs(slept, "later", "waiting"), { what: "the later wait" });
     const s = byPath(await slept.history());
     expect(s["race[nap]/nap"]!.status).toBe("completed");
     expect(s["race[msg]/await-ping"]!.status).toBe("cancelled");
@@ -243,7 +245,7 @@ describe("race losers", () => {
 
     const plan = await engine.replay(run.id, { fromStep: "after" });
     expect(plan).toMatchObject({ applied: true, discard: [{ path: "after" }], reopen: [] });
-    await until(async () => (await run.status()) === "completed", "the replay to finish");
+    await waitForStatus(engine, run, ["completed"]);
     expectLosersCancelled(await run.history());
     expect(timeline).toEqual(["fast", "after", "after"]);
 
@@ -251,7 +253,7 @@ describe("race losers", () => {
     // kept cancelled wait takes part again and loses again, and the rerun sleep is cancelled too.
     const inside = await engine.replay(run.id, { fromStep: "race[nap]/nap" });
     expect(inside).toMatchObject({ applied: true, reopen: [{ path: "race" }] });
-    await until(async () => (await run.status()) === "completed", "the replay to finish");
+    await waitForStatus(engine, run, ["completed"]);
     const history = await run.history();
     expectLosersCancelled(history);
     const entries = byPath(history);
@@ -277,13 +279,13 @@ describe("race losers", () => {
     const clock = new FakeClock();
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "waiting", "race waits");
+    await waitForStatus(engine, run, ["waiting"]);
     clock.advance(HOUR);
     expect(await run.result({ timeout: 5000 })).toEqual({ winner: "timer", value: "timed out" });
     expectLosersCancelled(await run.history(), ["race[msg]/await-ping"]);
 
     await engine.replay(run.id, { fromStep: "race[timer]/nap" });
-    await until(async () => (await run.status()) === "waiting", "the reopened race to wait");
+    await waitForStatus(engine, run, ["waiting"]);
     const reopened = byPath(await run.history());
     expect(reopened.race!.status).toBe("running");
     expect(reopened["race[msg]/await-ping"]!.status).toBe("waiting");
@@ -319,7 +321,7 @@ describe("race losers", () => {
     const clock = new FakeClock();
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "waiting", "join waits");
+    await waitForStatus(engine, run, ["waiting"]);
     clock.advance(60_000);
     await expect(run.result({ timeout: 5000 })).rejects.toThrow(/boom|explode|fan/);
     const entries = byPath(await run.history());

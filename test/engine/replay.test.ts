@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { FakeClock, FatalError, Loop, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, entryReached, tempDb } from "../helpers.js";
 
 const queues = { approvals: z.object({ approved: z.boolean(), by: z.string() }) };
 
@@ -205,7 +206,9 @@ describe("fix and replay", () => {
   });
 
   it("keeps what a kept branch changed when a branch beside it is replayed, even if it committed later", async () => {
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // "slow" commits after "fast", and "boom" fails after "slow" committed: each waits for the other's commit.
+    let fastCommitted!: Promise<unknown>;
+    let slowCommitted!: Promise<unknown>;
     let boom = true;
     const wf = workflow({
       state: { x: "init", y: 0 },
@@ -213,7 +216,7 @@ describe("fix and replay", () => {
         ctx.join("j", {
           a: (c) =>
             c.step("slow", async (s) => {
-              await sleep(60);
+              await fastCommitted;
               s.state.x = "A";
             }),
           b: async (c) => {
@@ -224,8 +227,10 @@ describe("fix and replay", () => {
             await c.step(
               "boom",
               async () => {
-                await sleep(120);
-                if (boom) throw new FatalError("boom");
+                if (boom) {
+                  await slowCommitted;
+                  throw new FatalError("boom");
+                }
               },
               { retries: 0 },
             );
@@ -233,6 +238,8 @@ describe("fix and replay", () => {
         }),
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    fastCommitted = entryReached(engine, "j[b]/fast");
+    slowCommitted = entryReached(engine, "j[a]/slow");
     const run = await engine.getOrCreate("wf", "k");
     await expect(run.result({ timeout: 5000 })).rejects.toThrow(/boom/);
     expect(await run.state()).toEqual({ x: "A", y: 1 }); // "slow" committed after "fast"
@@ -285,9 +292,16 @@ describe("fix and replay", () => {
     const gate = new Promise<void>((r) => {
       release = r;
     });
+    let started!: () => void;
+    const blockStarted = new Promise<void>((r) => {
+      started = r;
+    });
     const wf = workflow({
       run: async (ctx) => {
-        await ctx.step("block", () => gate);
+        await ctx.step("block", () => {
+          started();
+          return gate;
+        });
         await ctx.sleep("nap", "1h");
         return "done";
       },
@@ -295,17 +309,17 @@ describe("fix and replay", () => {
     const clock = new FakeClock();
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.history()).length === 1, "the step to start");
+    await blockStarted; // the run executes here while its step function runs
     await expect(engine.replay(run.id, { fromStep: "block" })).rejects.toThrow(
       /is executing right now, so it cannot be replayed/,
     );
     release();
-    await until(async () => (await run.status()) === "sleeping", "sleep");
+    await waitForStatus(engine, run, ["sleeping"]);
     expect(await run.cancel()).toBe("cancelled");
     expect((await run.history()).find((e) => e.name === "nap")!.status).toBe("cancelled");
     const plan = await engine.replay(run.id);
     expect(plan).toMatchObject({ from: { path: "nap" }, discard: [{ path: "nap", status: "cancelled" }] });
-    await until(async () => (await run.status()) === "sleeping", "sleep again");
+    await waitForStatus(engine, run, ["sleeping"]);
     clock.advance(3_600_000);
     expect(await run.result({ timeout: 5000 })).toBe("done");
   });
@@ -367,12 +381,11 @@ describe("versions", () => {
     const v1 = make(1);
     const v2 = make(2);
     const first = await setup({ use: { wf: v1 } }).start({ database: db, clock });
-    await first.getOrCreate("wf", "old");
-    await until(async () => (await first.get("wf", "old").then((h) => h.status())) === "sleeping", "sleep");
+    await waitForStatus(first, await first.getOrCreate("wf", "old"), ["sleeping"]);
     await first.close();
     const engine = closeLater(await setup({ use: { wf: [v1, v2] } }).start({ database: db, clock }));
     const fresh = await engine.getOrCreate("wf", "new");
-    await until(async () => (await fresh.status()) === "sleeping", "sleep");
+    await waitForStatus(engine, fresh, ["sleeping"]);
     const listed = await engine.listWorkflows();
     expect(listed[0]).toMatchObject({
       name: "wf",

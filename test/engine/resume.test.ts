@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, runsReached, tempDb } from "../helpers.js";
 
 describe("resume after restart", () => {
   it("10,000 sleeping runs hold no memory, and resume on time after a restart", async () => {
@@ -20,16 +21,13 @@ describe("resume after restart", () => {
     const registry = setup({ use: { napper } });
     const first = await registry.start({ database: db, clock });
     const N = 10_000;
+    const asleep = runsReached(first, "sleeping", N);
     const handles = await Promise.all(
       Array.from({ length: N }, (_, i) => first.getOrCreate("napper", `n${i}`, { i })),
     );
-    await until(
-      async () =>
-        (await first.listRuns({ status: "sleeping", limit: 1000 })).runs.length === 1000 &&
-        internals(first).active.size === 0,
-      "all runs to sleep",
-      60_000,
-    );
+    await asleep;
+    expect(internals(first).active.size).toBe(0);
+    expect((await first.listRuns({ status: "sleeping", limit: 1000 })).runs).toHaveLength(1000);
     const counts = await first.listWorkflows();
     expect(counts[0]!.runs).toEqual({ sleeping: N });
     await first.close();
@@ -38,12 +36,10 @@ describe("resume after restart", () => {
     clock.advance(60 * 60_000 - 1);
     await second.tick();
     expect(woke).toBe(0);
+    const done = runsReached(second, "completed", N);
     clock.advance(1);
-    await until(
-      async () => (await second.listWorkflows())[0]!.runs.completed === N,
-      "all runs to complete",
-      60_000,
-    );
+    await done;
+    expect((await second.listWorkflows())[0]!.runs).toEqual({ completed: N });
     expect(woke).toBe(N);
     expect(await second.get("napper", "n4242").then((h) => h.result())).toBe(4242);
     expect(handles).toHaveLength(N);
@@ -61,7 +57,10 @@ describe("a claimed run whose load fails", () => {
         return "done";
       },
     });
-    const engine = closeLater(await setup({ use: { hop } }).start({ database: tempDb(), leaseMs: 2000 }));
+    const clock = new FakeClock();
+    const engine = closeLater(
+      await setup({ use: { hop } }).start({ database: tempDb(), clock, leaseMs: 2000 }),
+    );
     // The database goes away for one load: the run woken from its sleep is claimed, then fails to load.
     const store = internals(engine).store as unknown as { loadRuns: (ids: number[]) => Promise<unknown> };
     const load = store.loadRuns.bind(store);
@@ -74,8 +73,23 @@ describe("a claimed run whose load fails", () => {
       return load(ids);
     };
     const errors: string[] = [];
-    engine.on((e) => void (e.type === "storage-error" && errors.push(e.message)));
+    let loadFailed!: () => void;
+    const failed = new Promise<void>((r) => {
+      loadFailed = r;
+    });
+    engine.on((e) => {
+      if (e.type !== "storage-error") return;
+      errors.push(e.message);
+      loadFailed();
+    });
     const run = await engine.getOrCreate("hop", "h-1");
+    await waitForStatus(engine, run, ["sleeping"]);
+    clock.advance(50); // the sleep ends: the run is claimed, and its load fails
+    await failed;
+    expect(failures).toBe(1);
+    // Kept: still this engine's, not handed back for anyone to take; it is loaded again a second later.
+    expect((await engine.getRun(run.id))!.owner).toBe(internals(engine).owner);
+    clock.advance(1000);
     expect(await run.result({ timeout: 10_000 })).toBe("done");
     expect(failures).toBe(1);
     expect(errors).toContain("The database went away for a moment.");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { waitForStatus } from "../../fixtures/wait.js";
 import { FatalError, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, tempDb } from "../helpers.js";
 
 let failNext = true;
 const charge = workflow({
@@ -19,7 +20,7 @@ describe("run-taking methods accept a RunHandle or an id", () => {
     failNext = true;
     const engine = closeLater(await setup({ use: { charge } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("charge", "c-1");
-    await until(async () => (await engine.info(run)).status === "failed", "the run to fail");
+    await waitForStatus(engine, run, ["failed"]);
     expect((await engine.history(run)).map((e) => e.name)).toEqual(["charge"]);
     expect((await engine.entry(run, "charge")).status).toBe("failed");
 
@@ -32,7 +33,7 @@ describe("run-taking methods accept a RunHandle or an id", () => {
     expect(await run.state()).toEqual({ charged: 1 });
 
     const other = await engine.getOrCreate("charge", "c-2");
-    await until(async () => (await other.status()) === "completed", "the second run");
+    await waitForStatus(engine, other, ["completed"]);
     expect(await engine.cancel(other)).toBe("completed");
   });
 
@@ -40,7 +41,7 @@ describe("run-taking methods accept a RunHandle or an id", () => {
     failNext = true;
     const engine = closeLater(await setup({ use: { charge } }).start({ database: tempDb() }));
     const run = await engine.getOrCreate("charge", "c-3");
-    await until(async () => (await run.status()) === "failed", "the run to fail");
+    await waitForStatus(engine, run, ["failed"]);
     const info = await run.info();
     const expected = /takes a run: its RunHandle \(from engine.getOrCreate or engine.get\) or its id/;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { waitForRun, waitForStatus } from "../../fixtures/wait.js";
 import { FakeClock, FatalError, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, entryReached, tempDb } from "../helpers.js";
 
 describe("steps", () => {
   it("records each step once and never re-runs a recorded step when the run resumes", async () => {
@@ -31,7 +32,7 @@ describe("steps", () => {
     const registry = setup({ use: { wf } });
     const first = await registry.start({ database: db, clock });
     const run = await first.getOrCreate("wf", "k1");
-    await until(async () => (await run.status()) === "sleeping", "the run to sleep");
+    await waitForStatus(first, run, ["sleeping"]);
     await first.close();
     expect(timeline).toEqual(["a", "b"]);
 
@@ -87,7 +88,7 @@ describe("steps", () => {
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "retrying", "first retry wait");
+    await waitForStatus(engine, run, ["retrying"]);
     expect(calls).toBe(1);
     const [waiting] = await run.history();
     expect(waiting!.attempts![0]!.retryAt).toBe(clock.now() + 1000);
@@ -95,8 +96,9 @@ describe("steps", () => {
     await engine.tick();
     expect(calls).toBe(1);
     clock.advance(1);
-    await until(() => calls === 2, "second attempt");
-    await until(async () => (await run.status()) === "retrying", "second retry wait");
+    await waitForRun(engine, run, (r) => calls === 2 && r.status === "retrying", {
+      what: "the second attempt's retry wait",
+    });
     clock.advance(2000);
     expect(await run.result({ timeout: 5000 })).toBe("ok");
     const [entry] = await run.history();
@@ -125,7 +127,7 @@ describe("steps", () => {
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "retrying", "retry wait");
+    await waitForStatus(engine, run, ["retrying"]);
     clock.advance(10);
     await expect(run.result({ timeout: 5000 })).rejects.toThrow(
       /Step "always" of run "wf\/k" failed after 2 attempts: TypeError: nope/,
@@ -216,7 +218,7 @@ describe("steps", () => {
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "retrying", "retry");
+    await waitForStatus(engine, run, ["retrying"]);
     expect(await run.state()).toEqual({ items: [], note: "" });
     clock.advance(5);
     await run.result({ timeout: 5000 });
@@ -324,10 +326,7 @@ describe("state under parallel steps", () => {
     const aWroteP = new Promise<void>((r) => {
       aWrote = r;
     });
-    let bFailed!: () => void;
-    const bFailedP = new Promise<void>((r) => {
-      bFailed = r;
-    });
+    let sbFailed!: Promise<unknown>;
     const wf = workflow({
       state: { a: 0, b: 0 },
       run: async (ctx) => {
@@ -337,7 +336,7 @@ describe("state under parallel steps", () => {
               c.step("sa", async (s) => {
                 s.state.a = 1;
                 aWrote();
-                await bFailedP;
+                await sbFailed;
                 return "a";
               }),
             b: (c) =>
@@ -346,7 +345,6 @@ describe("state under parallel steps", () => {
                 async (s) => {
                   await aWroteP;
                   s.state.b = 1;
-                  setTimeout(bFailed, 5);
                   throw new Error("boom");
                 },
                 { retries: 0 },
@@ -358,17 +356,25 @@ describe("state under parallel steps", () => {
       },
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    sbFailed = entryReached(engine, "j[b]/sb", "failed");
     const run = await engine.getOrCreate("wf", "k");
     await run.result({ timeout: 5000 });
     const history = await run.history();
     const sa = history.find((e) => e.name === "sa");
     // sa may have been cancelled when sb failed; whatever it committed is exactly its own change.
+    expect(["completed", "cancelled"]).toContain(sa?.status);
     if (sa?.status === "completed") expect(sa.stateChange).toEqual({ "/a": { before: 0, after: 1 } });
     expect((await run.state()).b).toBe(0);
     expect(history.find((e) => e.name === "sb")!.stateChange).toBeUndefined();
   });
 
   it("two branches changing different keys both commit, each recording only its own change", async () => {
+    // sa writes first and commits last (after sb's commit), so both are in flight with their own changes.
+    let aWrote!: () => void;
+    const aWroteP = new Promise<void>((r) => {
+      aWrote = r;
+    });
+    let sbCommitted!: Promise<unknown>;
     const wf = workflow({
       state: { a: 0, b: 0 },
       run: async (ctx) => {
@@ -376,17 +382,19 @@ describe("state under parallel steps", () => {
           a: (c) =>
             c.step("sa", async (s) => {
               s.state.a = 1;
-              await new Promise((r) => setTimeout(r, 10));
+              aWrote();
+              await sbCommitted;
             }),
           b: (c) =>
             c.step("sb", async (s) => {
-              await new Promise((r) => setTimeout(r, 5));
+              await aWroteP;
               s.state.b = 2;
             }),
         });
       },
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    sbCommitted = entryReached(engine, "j[b]/sb");
     const run = await engine.getOrCreate("wf", "k");
     await run.result({ timeout: 5000 });
     expect(await run.state()).toEqual({ a: 1, b: 2 });
@@ -400,13 +408,14 @@ describe("state under parallel steps", () => {
 
 describe("state diffs", () => {
   it("records nested changes by path, so branches writing different keys of one object both commit", async () => {
+    let smsCommitted!: Promise<unknown>; // email writes after sms committed, so its state before holds sms's change
     const wf = workflow({
       state: { sent: {} as Record<string, string>, count: 0 },
       run: async (ctx) => {
         await ctx.join("notify", {
           email: (c) =>
             c.step("send", async (s) => {
-              await new Promise((r) => setTimeout(r, 10));
+              await smsCommitted;
               s.state.sent.email = "m1";
             }),
           sms: (c) =>
@@ -418,6 +427,7 @@ describe("state diffs", () => {
       },
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    smsCommitted = entryReached(engine, "notify[sms]/send");
     const run = await engine.getOrCreate("wf", "k");
     await run.result({ timeout: 5000 });
     expect(await run.state()).toEqual({ sent: { email: "m1", sms: "m2" }, count: 1 });

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { waitForRun, waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { FakeClock, Loop, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb, until } from "../helpers.js";
+import { closeLater, tempDb } from "../helpers.js";
 
 const HOUR = 3_600_000;
 
@@ -18,7 +19,7 @@ describe("sleeps", () => {
     });
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "sleeping", "sleep");
+    await waitForStatus(engine, run, ["sleeping"]);
     const info = await run.info();
     expect(info.wakeAt).toBe(Date.UTC(2026, 0, 1) + 600_000);
     expect(info.waiting).toEqual([{ kind: "sleep", entry: "short", until: info.wakeAt }]);
@@ -27,7 +28,9 @@ describe("sleeps", () => {
     await engine.tick();
     expect(await run.status()).toBe("sleeping");
     clock.advance(1);
-    await until(async () => (await run.info()).wakeAt === Date.UTC(2026, 0, 2), "second sleep");
+    await waitForRun(engine, run, (info) => info.wakeAt === Date.UTC(2026, 0, 2), {
+      what: "the second sleep",
+    });
     clock.set(Date.UTC(2026, 0, 2));
     expect(await run.result({ timeout: 5000 })).toBe("woke");
   });
@@ -65,7 +68,7 @@ describe("queues", () => {
     const clock = new FakeClock();
     const engine = closeLater(await setup({ use: { approval } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("approval", "late");
-    await until(async () => (await run.status()) === "waiting", "wait");
+    await waitForStatus(engine, run, ["waiting"]);
     expect(internals(engine).active.size).toBe(0);
     expect((await run.info()).waiting).toEqual([
       { kind: "queue", entry: "await-decision", queue: "decisions", until: clock.now() + 86_400_000 },
@@ -79,7 +82,7 @@ describe("queues", () => {
     const clock = new FakeClock();
     const engine = closeLater(await setup({ use: { approval } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("approval", "slow");
-    await until(async () => (await run.status()) === "waiting", "wait");
+    await waitForStatus(engine, run, ["waiting"]);
     clock.advance(86_400_000);
     expect(await run.result({ timeout: 5000 })).toBe("timed out");
     const wait = (await run.history()).find((e) => e.name === "await-decision")!;
@@ -157,11 +160,14 @@ describe("join and race", () => {
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
     // The chat branch goes on while mail waits for its retry; then both wait, so the run suspends.
-    await until(async () => (await run.status()) === "retrying", "the run to suspend on the retry");
+    await waitForStatus(engine, run, ["retrying"]);
     expect(timeline).toEqual(["mail", "chat-posted"]);
     expect((await run.info()).waiting!.map((w) => w.kind).sort()).toEqual(["queue", "retry"]);
     await run.send("go", {});
-    await until(() => timeline.includes("chat-2"), "chat to finish");
+    // Chat finishes, and the run suspends again on mail's retry.
+    await waitForRun(engine, run, (r) => timeline.includes("chat-2") && r.status === "retrying", {
+      what: "chat to finish",
+    });
     clock.advance(60_000);
     expect(await run.result({ timeout: 5000 })).toEqual({ mail: "mailed", chat: "chatted", same: true });
     const history = await run.history();
@@ -193,7 +199,7 @@ describe("join and race", () => {
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const first = await engine.getOrCreate("wf", "answered");
     const second = await engine.getOrCreate("wf", "ignored");
-    await until(async () => (await second.status()) === "waiting", "wait");
+    await waitForStatus(engine, second, ["waiting"]);
     await first.send("answer", "yes");
     expect(await first.result({ timeout: 5000 })).toEqual({ winner: "reply", value: "yes" });
     clock.advance(HOUR);
@@ -227,9 +233,15 @@ describe("loops", () => {
     const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("wf", "k");
     for (let i = 1; i <= 10; i++) {
-      await until(
-        async () => (await run.status()) === "waiting" || (await run.status()) === "completed",
-        "loop wait",
+      // Iteration i - 1 is waiting for its number, with the run suspended: each message wakes it anew.
+      const wait = `agent#${i - 1}/next-number`;
+      await waitForRun(
+        engine,
+        run,
+        async (r) =>
+          r.status === "waiting" &&
+          (await run.history()).some((e) => e.path === wait && e.status === "waiting"),
+        { what: `${wait} to wait` },
       );
       await run.send("tick", i);
     }
@@ -265,7 +277,7 @@ describe("broadcast", () => {
       if (e.type === "broadcast") seen.push(e.data);
     });
     const run = await engine.getOrCreate("wf", "k");
-    await until(async () => (await run.status()) === "sleeping", "sleep");
+    await waitForStatus(engine, run, ["sleeping"]);
     clock.advance(60_000);
     await run.result({ timeout: 5000 });
     expect(seen).toEqual([{ pct: 50 }, { pct: 100 }]);
