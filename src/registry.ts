@@ -5,6 +5,7 @@ import type { Clock } from "./engine/clock.js";
 import type { Definitions } from "./engine/definitions.js";
 import { Engine } from "./engine/engine.js";
 import { nameProblem } from "./engine/history.js";
+import { checkAfterStart } from "./engine/start-check.js";
 import { checkStartOptions } from "./start-options.js";
 import type { Durability } from "./storage/durability.js";
 import { type OpenOptions, openStore } from "./storage/open.js";
@@ -29,6 +30,11 @@ export interface StartOptions {
   ownerId?: string;
   /** How long a write waits for another process's lock before failing (SQLite; default 5,000 ms). */
   busyTimeoutMs?: number;
+  /**
+   * After start, replay every unfinished run's history against this registry's code in the background and
+   * warn (a "warning" event and a stderr line) about each run that would fail when it runs again. Default true.
+   */
+  deployCheck?: boolean;
 }
 
 export interface Registry<U extends Record<string, WorkflowEntry>> {
@@ -96,6 +102,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
         await engine.close().catch(() => {});
         throw err;
       }
+      if (options.deployCheck !== false) void checkAfterStart(engine);
       return engine as WaymarkEngine as WaymarkEngine<U>;
     },
   };

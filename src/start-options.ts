@@ -44,6 +44,7 @@ const CHECKS: Record<string, Check> = {
       ? null
       : "takes a non-empty string of at most 200 characters without control characters",
   busyTimeoutMs: wholeNumber(0, 3_600_000),
+  deployCheck: (v) => (typeof v === "boolean" ? null : "takes true (the default) or false"),
 };
 
 /** Refuses unknown option names and values out of range, naming the option and what it takes. */

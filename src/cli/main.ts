@@ -2,6 +2,8 @@
 // The `waymark` command: each verb lives in its own module under src/cli/ and exports `run(args)`.
 
 const VERBS: Record<string, string> = {
+  check:
+    "Before a deploy: replay unfinished runs against the new code, list those that would fail: waymark check --registry module [--db file].",
   demo: "Run the sample workflows against a local fake API and serve them (npm start).",
   diagnose:
     "Why a run failed or is stuck, and what to do next: waymark diagnose <workflow>/<key> [--db file].",

@@ -143,7 +143,7 @@ function log(line: string): void {
 }
 
 /** Loads a registry module (TypeScript too, through tsx) and finds the registry it exports. */
-async function loadRegistry(spec: string): Promise<Registry<Record<string, never>>> {
+export async function loadRegistry(spec: string): Promise<Registry<Record<string, never>>> {
   const file = path.resolve(spec);
   if (!fs.existsSync(file)) throw new UsageError(`--registry: no file at ${file}.`);
   const { register } = await import("tsx/esm/api");

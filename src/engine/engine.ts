@@ -81,6 +81,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   private readonly randomFn: () => number;
   private unsubscribeClock: (() => void) | null = null;
   closed = false;
+  private readonly closing = new AbortController();
   /** True once start() got past its checks (a failed start writes nothing on close). */
   private started = false;
 
@@ -301,10 +302,16 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
 
   // ---- shutdown -------------------------------------------------------------------------------
 
+  /** Aborted when the engine closes: background work begun for it (the deploy check) stops. */
+  get closeSignal(): AbortSignal {
+    return this.closing.signal;
+  }
+
   /** Stops the loops, waits for pending writes and hands this process's runs back to the database. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     this.changes.stop();
     this.leases.stop();
     this.unsubscribeClock?.();

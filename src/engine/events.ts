@@ -9,7 +9,20 @@ export type EngineEvent =
   /** Another process changed the database (runs it owns may have moved on). */
   | { type: "external" }
   /** A write or read of the database failed; affected runs retry once it works again. */
-  | { type: "storage-error"; code: string; message: string; runIds: number[] };
+  | { type: "storage-error"; code: string; message: string; runIds: number[] }
+  /**
+   * Something that will go wrong later, found early: HISTORY_DRIFT for an unfinished run whose history the
+   * registered code no longer matches (found by the deploy check after start; details: its DriftFinding).
+   */
+  | {
+      type: "warning";
+      code: "HISTORY_DRIFT";
+      message: string;
+      runId: number;
+      workflow: string;
+      key: string;
+      details: Record<string, unknown>;
+    };
 
 type Listener = (e: EngineEvent) => void;
 
