@@ -2,7 +2,7 @@
 // naming the option, what it holds and what it takes, instead of an engine that misbehaves later (a lease
 // shorter than its renewal lets two processes run one step at once).
 
-import { describe } from "./engine/listing.js";
+import { describe } from "./engine/query-input.js";
 import { InvalidInputError } from "./errors.js";
 
 /** Shortest lease: renewed every third of it, a lease must outlast ordinary event-loop pauses. */

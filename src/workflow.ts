@@ -1,6 +1,7 @@
 // What users write: workflow definitions, the contexts their code receives, and the registry.
 
 import type { z } from "zod";
+import { textProblem } from "./engine/query-input.js";
 
 /** Milliseconds, or a string of number+unit parts (ms, s, m, h, d, w): 500, "500ms", "10s", "1h30m". */
 export type Duration = number | string;
@@ -170,8 +171,17 @@ export function workflow<
     );
   }
   const version = config.version ?? 1;
-  if (!Number.isInteger(version) || version < 1) {
-    throw new TypeError(`workflow version must be a positive integer, got ${String(config.version)}`);
+  if (!Number.isInteger(version) || version < 1 || version > 2_147_483_647) {
+    throw new TypeError(
+      `workflow version must be a whole number from 1 to 2,147,483,647, got ${String(config.version)}`,
+    );
+  }
+  // Stored as text on every store, and PostgreSQL text holds no NUL character.
+  if (config.description !== undefined) {
+    const text =
+      typeof config.description === "string" ? textProblem(config.description) : "it is not a string";
+    if (text)
+      throw new TypeError(`workflow({ description }) takes text, and this cannot be stored: ${text}.`);
   }
   const shape = (what: string, v: unknown) =>
     v === undefined || (typeof v === "object" && v !== null && !Array.isArray(v))
@@ -181,6 +191,12 @@ export function workflow<
     shape("queues", config.queues) ?? shape("actions", config.actions) ?? shape("state", config.state);
   if (problem) throw new TypeError(problem);
   for (const [name, schema] of Object.entries(config.queues ?? {})) {
+    // Queue names are stored as text, and a suspended run lists them between "|" marks.
+    if (name.length === 0 || name.length > 200 || /[|\u0000-\u001f]/.test(name) || textProblem(name)) {
+      throw new TypeError(
+        `workflow({ queues }): queue name ${JSON.stringify(name)} is invalid: a queue name has 1 to 200 characters of well-formed Unicode, without "|" or control characters.`,
+      );
+    }
     if (typeof (schema as { safeParse?: unknown } | null)?.safeParse !== "function") {
       throw new TypeError(
         `workflow({ queues }): queue "${name}" needs a zod schema, e.g. { ${name}: z.object({ approve: z.boolean() }) }; use z.unknown() to accept any JSON.`,

@@ -32,6 +32,7 @@ import { RunExecution } from "./execution.js";
 import { toJson } from "./json.js";
 import { LeaseKeeper } from "./leases.js";
 import { expireDeadOwners, makeOwnerId } from "./owners.js";
+import { textProblem } from "./query-input.js";
 import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
 import { Requests } from "./requests.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
@@ -338,11 +339,12 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       key.length === 0 ||
       key.length > 512 ||
       /[\u0000-\u001f]/.test(key) ||
+      textProblem(key) !== null ||
       key === "." ||
       key === ".."
     ) {
       throw new InvalidInputError(
-        `Invalid run key ${JSON.stringify(key)}: a key is a non-empty string of at most 512 characters without control characters, and not "." or ".." (those read as path steps in URLs).`,
+        `Invalid run key ${JSON.stringify(key)}: a key is a non-empty string of at most 512 characters, well-formed Unicode without control characters, and not "." or ".." (those read as path steps in URLs).`,
       );
     }
   }
@@ -362,7 +364,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
 
   /** The run row for a workflow and key, or RunNotFoundError. */
   async requireRun(workflow: string, key: string): Promise<RunRow> {
-    const row = await this.store.findRun(workflow, key);
+    const row = await this.findRun(workflow, key);
     if (!row) {
       if (this.defs.size > 0 && !this.defs.has(workflow))
         throw new UnknownWorkflowError(workflow, [...this.defs.keys()]);

@@ -2,6 +2,7 @@
 
 import type { EntryRow } from "../storage/store.js";
 import { asEntry, type Entry } from "./entries.js";
+import { textProblem } from "./query-input.js";
 
 /** Separator rules: names are path segments, so they may not contain the path syntax. */
 const FORBIDDEN = /[/[\]#\u0000-\u001f]/;
@@ -13,6 +14,8 @@ export function nameProblem(name: unknown): string | null {
   if (name.length > 200) return `names are at most 200 characters (this one has ${name.length}).`;
   if (FORBIDDEN.test(name))
     return 'names cannot contain "/", "[", "]", "#" or control characters (they build history paths); use "-" or "." instead.';
+  const text = textProblem(name);
+  if (text) return `names are stored as text, and this one cannot be: ${text}.`;
   return null;
 }
 

@@ -3,6 +3,7 @@
 import { InvalidInputError } from "../errors.js";
 import { RUN_STATUSES, type RunQuery, type RunStatus, type Store } from "../storage/store.js";
 import type { Definitions } from "./definitions.js";
+import { checkOptions } from "./query-input.js";
 import { type RunInfo, toRunInfo } from "./views.js";
 
 export interface ListRunsOptions {
@@ -57,7 +58,12 @@ export function encodeCursor(parts: unknown[]): string {
 export function decodeCursor(cursor: string, arity: number): number[] {
   try {
     const parts = JSON.parse(Buffer.from(cursor, "base64url").toString()) as unknown;
-    if (Array.isArray(parts) && parts.length === arity && parts.every((p) => Number.isInteger(p)))
+    // Whole numbers a store can compare (a BIGINT on PostgreSQL): 1e300 or -1 were never issued.
+    if (
+      Array.isArray(parts) &&
+      parts.length === arity &&
+      parts.every((p) => Number.isSafeInteger(p) && (p as number) >= 0)
+    )
       return parts as number[];
   } catch {
     // fall through
@@ -65,38 +71,6 @@ export function decodeCursor(cursor: string, arity: number): number[] {
   throw new InvalidInputError(
     `Invalid cursor ${JSON.stringify(cursor)}: pass the nextCursor of a previous page unchanged, or leave it out for the first page.`,
   );
-}
-
-/** A short description of a value for an error message. */
-export function describe(value: unknown): string {
-  if (typeof value === "string")
-    return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}...` : value);
-  if (value === null || typeof value !== "object") return String(value);
-  return Array.isArray(value) ? "an array" : "an object";
-}
-
-type Expect = "string" | "number" | "boolean" | "time";
-
-/** Refuses option values of the wrong type with an error naming the option. */
-export function checkOptions(options: object, spec: Record<string, Expect>): void {
-  if (typeof options !== "object" || options === null)
-    throw new InvalidInputError("Options must be an object.");
-  for (const [name, want] of Object.entries(spec)) {
-    const v = (options as Record<string, unknown>)[name];
-    if (v === undefined) continue;
-    const ok =
-      want === "string" || want === "boolean"
-        ? typeof v === want
-        : want === "number"
-          ? typeof v === "number" && Number.isFinite(v)
-          : (typeof v === "number" && Number.isFinite(v)) ||
-            (v instanceof Date && !Number.isNaN(v.getTime()));
-    if (!ok) {
-      throw new InvalidInputError(
-        `Invalid option ${name}: ${describe(v)}; it must be ${want === "time" ? "a Date or milliseconds since the epoch" : `a ${want}`}.`,
-      );
-    }
-  }
 }
 
 export function toTime(value: number | Date | undefined): number | undefined {
@@ -113,7 +87,7 @@ export async function listRuns(store: Store, options: ListRunsOptions = {}): Pro
     failureSignature: "string",
     cursor: "string",
     limit: "number",
-    version: "number",
+    version: "version",
     createdAfter: "time",
     createdBefore: "time",
   });

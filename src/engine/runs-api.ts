@@ -37,15 +37,15 @@ import type { RunExecution } from "./execution.js";
 import { RunHandle } from "./handle.js";
 import { fromJson, toJson } from "./json.js";
 import {
-  checkOptions,
-  describe,
   type ListRunsOptions,
   listRuns,
   listWorkflows,
   type PublishedWorkflow,
   type RunPage,
+  toTime,
   type WorkflowSummary,
 } from "./listing.js";
+import { checkOptions, checkText, describe, textProblem } from "./query-input.js";
 import { QueueSchemas, validateMessage } from "./queues.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
@@ -98,9 +98,17 @@ export abstract class RunsApi {
     return row;
   }
 
-  /** The stored record of the run with this workflow and key, or undefined. */
+  /** The stored record of the run with this workflow and key, or undefined; a name or key no run can have (a NUL in it) is refused. */
   findRun(workflow: string, key: string): Promise<RunRow | undefined> {
-    return this.opened(() => this.store.findRun(workflow, key));
+    return this.opened(() => {
+      if (typeof workflow !== "string")
+        throw new InvalidInputError(`Invalid workflow name ${describe(workflow)}: pass a workflow's name.`);
+      if (typeof key !== "string")
+        throw new InvalidInputError(`Invalid run key ${describe(key)}: pass the run's key (a string).`);
+      checkText(workflow, "workflow name");
+      checkText(key, "run key");
+      return this.store.findRun(workflow, key);
+    });
   }
 
   /** The stored record of a run, or undefined when there is none. */
@@ -159,9 +167,22 @@ export abstract class RunsApi {
     const runId = runIdOf(ref, "engine.send");
     const run = await this.runRow(runId);
     const label = `${run.workflow}/${run.key}`;
+    // Before any lookup by it: the key is matched in the store.
+    const idem = options.idempotencyKey;
+    if (
+      idem !== undefined &&
+      (typeof idem !== "string" ||
+        idem.length === 0 ||
+        idem.length > 256 ||
+        /[\u0000-\u001f]/.test(idem) ||
+        textProblem(idem) !== null)
+    ) {
+      throw new InvalidInputError(
+        `Invalid idempotency key ${describe(idem)}: use a non-empty string of at most 256 characters, well-formed Unicode without control characters.`,
+      );
+    }
     if (TERMINAL_STATUSES.includes(run.status)) {
       // A retried send whose message was stored (and perhaps read) before the run ended is a duplicate.
-      const idem = options.idempotencyKey;
       const earlier = typeof idem === "string" ? await this.store.messageByKey(runId, idem) : undefined;
       if (earlier) return { messageId: earlier.id, duplicate: true };
       throw new RunFinishedError(label, run.status);
@@ -169,15 +190,6 @@ export abstract class RunsApi {
     if (typeof queue !== "string" || queue.length === 0) {
       throw new InvalidInputError(
         `Invalid queue name ${describe(queue)}: pass the name of one of the workflow's queues.`,
-      );
-    }
-    const idem = options.idempotencyKey;
-    if (
-      idem !== undefined &&
-      (typeof idem !== "string" || idem.length === 0 || idem.length > 256 || /[\u0000-\u001f]/.test(idem))
-    ) {
-      throw new InvalidInputError(
-        `Invalid idempotency key ${describe(idem)}: use a non-empty string of at most 256 characters without control characters.`,
       );
     }
     // Before the schema sees it: validation and the record of a refusal walk the body recursively.
@@ -256,7 +268,7 @@ export abstract class RunsApi {
   async history(ref: RunRef, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
     this.assertOpen();
     const runId = runIdOf(ref, "engine.history");
-    checkOptions(options, { after: "number", limit: "number" });
+    checkOptions(options, { after: "seq", limit: "number" });
     if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 1)) {
       throw new InvalidInputError(
         `Invalid option limit: ${describe(options.limit)}; it must be a whole number of entries from 1 (at most 10,000 are returned).`,
@@ -358,10 +370,13 @@ export abstract class RunsApi {
    */
   async failureGroups(options: FailureGroupsOptions): Promise<{ total: number; groups: FailureGroupRow[] }> {
     this.assertOpen();
-    checkOptions(options, { since: "number", workflow: "string", signature: "string", limit: "number" });
+    checkOptions(options, { since: "time", workflow: "string", signature: "string", limit: "number" });
+    const since = toTime(options.since);
+    if (since === undefined)
+      throw new InvalidInputError("failureGroups takes { since }: the start of the window in milliseconds.");
     const limit = Math.min(Math.max(Math.floor(options.limit ?? 20), 1), 1000);
     return this.store.failureGroups({
-      since: options.since,
+      since,
       limit,
       ...(options.workflow !== undefined ? { workflow: options.workflow } : {}),
       ...(options.signature !== undefined ? { signature: options.signature } : {}),

@@ -10,7 +10,7 @@ export function encodeCursor(runId: number, after: number): string {
 export function decodeCursor(cursor: string, runId: number): number {
   try {
     const v = JSON.parse(Buffer.from(cursor, "base64url").toString()) as { r?: unknown; a?: unknown };
-    if (v.r === runId && Number.isInteger(v.a)) return v.a as number;
+    if (v.r === runId && Number.isSafeInteger(v.a) && (v.a as number) >= 0) return v.a as number;
     if (Number.isInteger(v.r) && v.r !== runId) {
       throw new ToolError(
         "INVALID_CURSOR",

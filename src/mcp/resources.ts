@@ -144,7 +144,7 @@ export function registerResources(mcp: McpServer, ctx: McpContext): void {
           const w = context?.arguments?.workflow;
           const k = context?.arguments?.key;
           if (!w || !k || w.length + k.length + value.length > LIMITS.completion) return [];
-          const row = await ctx.engine.findRun(decodeSafe(w), decodeSafe(k));
+          const row = await ctx.engine.findRun(decodeSafe(w), decodeSafe(k)).catch(() => undefined);
           if (!row) return [];
           const entries = await ctx.engine.history(row.id, { limit: 1000 });
           return entries.map((e) => String(e.id)).filter((id) => id.startsWith(value));

@@ -3,10 +3,8 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, expect, test } from "vitest";
-import { attachEngine, Closer, call, ROOT, tempDb, until } from "./helpers.js";
+import { attachEngine, Closer, call, stdioClient, tempDb, until } from "./helpers.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
@@ -14,35 +12,20 @@ afterEach(() => closer.closeAll());
 test("cancel_run during a step that ignores its signal: its late return changes nothing", async () => {
   const db = tempDb(closer);
   const release = path.join(path.dirname(db), "release");
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      "--import",
-      "tsx",
-      "src/cli/main.ts",
-      "mcp",
-      "--stdio",
-      "--db",
-      db,
-      "--registry",
-      "test/mcp/stubborn-registry.ts",
-    ],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (d) => (stderr += d));
-  const client = new Client({ name: "cancel-late-test", version: "1.0.0" });
-  await client.connect(transport);
-  closer.add(() => client.close());
+  const { client, stderr } = await stdioClient(closer, [
+    "--db",
+    db,
+    "--registry",
+    "test/mcp/stubborn-registry.ts",
+  ]);
 
   const input = { steps: 40, holdAt: 19, release };
   await call(client, "start_run", { workflow: "counter", key: "c-1", input });
-  await until(() => stderr.includes("inc-19 started"), "the 20th step to start");
+  await until(() => stderr().includes("inc-19 started"), "the 20th step to start");
   const cancelled = await call(client, "cancel_run", { workflow: "counter", key: "c-1" });
   expect(cancelled.structuredContent).toMatchObject({ outcome: "cancelled" });
   fs.writeFileSync(release, "");
-  await until(() => stderr.includes("inc-19 returned"), "the 20th step to return after the cancel");
+  await until(() => stderr().includes("inc-19 returned"), "the 20th step to return after the cancel");
   // Anything the late step queued went into the server's write queue as it returned; a run created
   // after that commits in the same or a later batch, so once it exists the late writes (if any) are on disk.
   const barrier = await call(client, "start_run", {

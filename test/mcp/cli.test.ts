@@ -2,35 +2,19 @@
 
 import { type ChildProcess, spawn } from "node:child_process";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, expect, test } from "vitest";
-import { Closer, call, ROOT, startEngine, tempDb, text, until } from "./helpers.js";
+import { Closer, call, ROOT, startEngine, stdioClient, tempDb, text, until } from "./helpers.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
 
 const CLI = ["--import", "tsx", "src/cli/main.ts", "mcp"];
 
-async function stdioClient(args: string[]) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [...CLI, "--stdio", ...args],
-    cwd: ROOT,
-    stderr: "pipe",
-  });
-  let stderr = "";
-  transport.stderr?.on("data", (d) => (stderr += d));
-  const client = new Client({ name: "stdio-test", version: "1.0.0" });
-  await client.connect(transport);
-  closer.add(() => client.close());
-  return { client, transport, stderr: () => stderr };
-}
-
 test("over stdio with a registry: the server runs the workflows itself; logs go to stderr only", async () => {
   const db = tempDb(closer);
-  const { client, stderr } = await stdioClient(["--db", db, "--registry", "test/mcp/workflows.ts"]);
+  const { client, stderr } = await stdioClient(closer, ["--db", db, "--registry", "test/mcp/workflows.ts"]);
   const started = await call(client, "start_run", { workflow: "approval", key: "p-1", input: { amount: 3 } });
   expect(started.structuredContent!.created).toBe(true);
   const waited = await call(client, "wait_for_run", {
@@ -60,7 +44,7 @@ test("over stdio with a registry: the server runs the workflows itself; logs go 
 
 test("over stdio, what workflow code writes to stdout goes to stderr and the protocol stays clean", async () => {
   const db = tempDb(closer);
-  const { client, transport, stderr } = await stdioClient([
+  const { client, transport, stderr } = await stdioClient(closer, [
     "--db",
     db,
     "--registry",
@@ -87,7 +71,7 @@ test("over stdio attached beside an application, read-only hides the write tools
   const db = tempDb(closer);
   const owner = await startEngine(closer, db);
   await owner.getOrCreate("sleeper", "s-1");
-  const { client, stderr } = await stdioClient(["--db", db, "--read-only"]);
+  const { client, stderr } = await stdioClient(closer, ["--db", db, "--read-only"]);
   const names = (await client.listTools()).tools.map((t) => t.name);
   expect(names).not.toContain("send_message");
   expect(names).not.toContain("cancel_run");

@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { type Engine, internals } from "../../src/engine/engine.js";
@@ -64,6 +65,22 @@ export async function connect(
   closer.add(() => server.close());
   closer.add(() => client.close());
   return client;
+}
+
+/** `waymark mcp --stdio` with `args` as a real process, through the SDK's stdio client; stderr collected. */
+export async function stdioClient(closer: Closer, args: string[]) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ["--import", "tsx", "src/cli/main.ts", "mcp", "--stdio", ...args],
+    cwd: ROOT,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (d) => (stderr += d));
+  const client = new Client({ name: "waymark-stdio-test", version: "1.0.0" });
+  await client.connect(transport);
+  closer.add(() => client.close());
+  return { client, transport, stderr: () => stderr };
 }
 
 /** Calls a tool and returns its result, typed. */
