@@ -57,6 +57,8 @@ export interface RunRow {
   finishedAt: number | null;
   /** While failed or retrying: the failure's signature (see failure-signature.ts), else null. Indexed. */
   failureSignature: string | null;
+  /** The W3C traceparent of the run's trace (observability/tracing.ts), so every execution joins one trace; null without a tracer. */
+  traceContext: string | null;
 }
 
 /** One history entry as stored; keyed by (runId, seq). */
@@ -132,6 +134,8 @@ export interface CreateRun {
   /** Claim it for this owner at once (the creating engine runs it) or leave it for the scheduler. */
   owner: string | null;
   leaseUntil: number | null;
+  /** The run's trace (a W3C traceparent), when a tracer is registered. */
+  traceContext?: string | null;
 }
 
 export interface CreateResult {
@@ -169,6 +173,7 @@ export interface RunPatch {
   updatedAt?: number;
   finishedAt?: number | null;
   failureSignature?: string | null;
+  traceContext?: string | null;
 }
 
 /** Everything a turn of the engine writes, committed in one transaction. */
@@ -264,6 +269,8 @@ export interface Store {
   loadRuns(ids: number[]): Promise<LoadedRun[]>;
   listRuns(query: RunQuery): Promise<RunRow[]>;
   countRuns(): Promise<RunCount[]>;
+  /** Messages not consumed yet, counted by the workflow of their run and their queue (for metrics). */
+  pendingMessageCounts(): Promise<Array<{ workflow: string; queue: string; count: number }>>;
   /**
    * Failed and retrying runs with a stored signature, grouped by it, most runs first (then the latest
    * failure first), at most `limit` groups; `total` counts the runs of every group in the window.

@@ -96,6 +96,49 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
     expect(many.keys).toHaveLength(20);
   });
 
+  it("counts messages not consumed yet by workflow and queue; stores a run's trace context", async () => {
+    const store = await (await backend.fresh()).open();
+    expect(await store.pendingMessageCounts()).toEqual([]);
+    const a = await createRun(store, "a");
+    const b = await createRun(store, "b", { workflow: "other" });
+    const first = await send(store, a.id, "decisions", { n: 1 });
+    await send(store, a.id, "decisions", { n: 2 });
+    await send(store, a.id, "notes", { n: 3 });
+    await send(store, b.id, "decisions", { n: 4 });
+    await store.commit(batch(T0 + 1, { consume: [{ messageId: first.id, runId: a.id, bySeq: 1 }] }));
+    const counts = await store.pendingMessageCounts();
+    expect(counts.sort((x, y) => `${x.workflow}${x.queue}`.localeCompare(`${y.workflow}${y.queue}`))).toEqual(
+      [
+        { workflow: "other", queue: "decisions", count: 1 },
+        { workflow: "wf", queue: "decisions", count: 1 },
+        { workflow: "wf", queue: "notes", count: 1 },
+      ],
+    );
+
+    const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    const res = await store.commit(
+      batch(T0, {
+        creates: [
+          {
+            workflow: "wf",
+            key: "traced",
+            version: 1,
+            input: null,
+            initialState: "{}",
+            now: T0,
+            owner: null,
+            leaseUntil: null,
+            traceContext: traceparent,
+          },
+        ],
+      }),
+    );
+    expect(res.created[0]!.run.traceContext).toBe(traceparent);
+    expect((await store.findRun("wf", "a"))!.traceContext).toBeNull();
+    await store.commit(batch(T0, { runs: [{ id: a.id, traceContext: traceparent }] }));
+    expect((await store.getRun(a.id))!.traceContext).toBe(traceparent);
+  });
+
   it("reads messages: a run's (with or without consumed), everyone's since an id, the highest id", async () => {
     const store = await (await backend.fresh()).open();
     expect(await store.maxMessageId()).toBe(0);

@@ -35,12 +35,12 @@ export class BatchWriter {
     this.sql = {
       lock: `SELECT id, owner FROM ${t.runs} WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
       create: `INSERT INTO ${t.runs} (workflow, key, version, status, input, initial_state, state, wake_at, owner,
-          lease_until, created_at, updated_at)
+          lease_until, created_at, updated_at, trace_context)
         SELECT c.workflow, c.key, c.version, c.status, c.input, c.initial_state, c.initial_state, c.wake_at, c.owner,
-          c.lease_until, c.now, c.now
+          c.lease_until, c.now, c.now, c.trace_context
         FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
-          $9::bigint[], $10::bigint[]) WITH ORDINALITY
-          AS c(workflow, key, version, status, input, initial_state, wake_at, owner, lease_until, now, ord)
+          $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY
+          AS c(workflow, key, version, status, input, initial_state, wake_at, owner, lease_until, now, trace_context, ord)
         ORDER BY c.ord
         ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN}`,
       existing: `SELECT ${RUN} FROM ${t.runs} WHERE (workflow, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
@@ -201,6 +201,7 @@ export class BatchWriter {
       c.map((x) => x.owner),
       c.map((x) => x.leaseUntil),
       c.map((x) => x.now),
+      c.map((x) => x.traceContext ?? null),
     ]);
     const fresh = new Map(inserted.rows.map((r) => [`${r.workflow}\u0000${r.key}`, r]));
     const missing = c.filter((x) => !fresh.has(`${x.workflow}\u0000${x.key}`));

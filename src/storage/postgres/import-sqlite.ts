@@ -153,14 +153,15 @@ async function copy(
     const col = (name: string) => rows.map((r) => r[name]);
     await exec(
       `INSERT INTO ${t.runs} (id, workflow, key, version, status, input, initial_state, state, output, error, waiting,
-         wait_queues, wake_at, owner, lease_until, created_at, updated_at, finished_at, failure_signature)
+         wait_queues, wake_at, owner, lease_until, created_at, updated_at, finished_at, failure_signature,
+         trace_context)
        SELECT id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
-         wake_at, NULL, NULL, created_at, updated_at, finished_at, failure_signature
+         wake_at, NULL, NULL, created_at, updated_at, finished_at, failure_signature, trace_context
        FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[],
-         $17::text[])
+         $17::text[], $18::text[])
          AS r(id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
-           wake_at, created_at, updated_at, finished_at, failure_signature)`,
+           wake_at, created_at, updated_at, finished_at, failure_signature, trace_context)`,
       [
         ids,
         col("workflow"),
@@ -179,6 +180,7 @@ async function copy(
         col("updated_at"),
         col("finished_at"),
         col("failure_signature"),
+        col("trace_context"),
       ],
     );
     report.runs += rows.length;

@@ -109,6 +109,10 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   ALTER TABLE ${s}.runs ADD COLUMN failure_signature TEXT;
   CREATE INDEX runs_failure ON ${s}.runs (failure_signature, workflow) WHERE failure_signature IS NOT NULL;
   `,
+  // 3: the run's trace context (a W3C traceparent), so a run resumed in another process continues its trace.
+  (s) => `
+  ALTER TABLE ${s}.runs ADD COLUMN trace_context TEXT;
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

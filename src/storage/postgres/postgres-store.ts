@@ -309,6 +309,14 @@ export class PostgresStore implements Store {
     return (await this.q<RunCount>("wm_count_runs", this.sql.countRuns)).rows;
   }
 
+  async pendingMessageCounts(): Promise<Array<{ workflow: string; queue: string; count: number }>> {
+    return (await this.q("wm_pending_message_counts", this.sql.pendingMessageCounts)).rows as Array<{
+      workflow: string;
+      queue: string;
+      count: number;
+    }>;
+  }
+
   async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {
     const args: unknown[] = [q.since];
     const where = [

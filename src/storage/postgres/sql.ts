@@ -34,7 +34,8 @@ export const runColumns = (p = "") =>
   `${p}id, ${p}workflow, ${p}key, ${p}version, ${p}status, ${p}input, ${p}initial_state AS "initialState",
   ${p}state, ${p}output, ${p}error, ${p}waiting, ${p}wait_queues AS "waitQueues", ${p}wake_at AS "wakeAt",
   ${p}owner, ${p}lease_until AS "leaseUntil", ${p}created_at AS "createdAt", ${p}updated_at AS "updatedAt",
-  ${p}finished_at AS "finishedAt", ${p}failure_signature AS "failureSignature"`;
+  ${p}finished_at AS "finishedAt", ${p}failure_signature AS "failureSignature",
+  ${p}trace_context AS "traceContext"`;
 
 export const ENTRY_COLUMNS = `run_id AS "runId", seq, scope, ordinal, name, kind, status, started_at AS "startedAt",
   ended_at AS "endedAt", input, output, error, attempts, detail, state_seq AS "stateSeq", state_diff AS "stateDiff"`;
@@ -59,6 +60,7 @@ export const PATCH_COLUMNS: Record<string, [column: string, type: string]> = {
   updatedAt: ["updated_at", "bigint"],
   finishedAt: ["finished_at", "bigint"],
   failureSignature: ["failure_signature", "text"],
+  traceContext: ["trace_context", "text"],
 };
 
 export const TERMINAL_SQL = "('completed', 'failed', 'cancelled')";

@@ -55,6 +55,7 @@ const GUARDED = [
   "loadRuns",
   "listRuns",
   "countRuns",
+  "pendingMessageCounts",
   "failureGroups",
   "liveVersions",
   "listEntries",
@@ -175,6 +176,7 @@ export class SqliteStore implements Store {
         owner: c.owner,
         leaseUntil: c.leaseUntil,
         now: c.now,
+        traceContext: c.traceContext ?? null,
       }) as RunRow | undefined;
       if (row) created.push({ run: row, created: true });
       else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
@@ -327,6 +329,10 @@ export class SqliteStore implements Store {
 
   async countRuns(): Promise<RunCount[]> {
     return this.stmts.countRuns.all() as RunCount[];
+  }
+
+  async pendingMessageCounts(): Promise<Array<{ workflow: string; queue: string; count: number }>> {
+    return this.stmts.pendingMessageCounts.all() as Array<{ workflow: string; queue: string; count: number }>;
   }
 
   async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {

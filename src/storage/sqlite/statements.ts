@@ -5,7 +5,8 @@ import type { EntryRow } from "../store.js";
 
 export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
   waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
-  created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt, failure_signature AS failureSignature`;
+  created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt, failure_signature AS failureSignature,
+  trace_context AS traceContext`;
 export const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
   ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
 /** The entry columns in EntryRow's field order, for array rows. */
@@ -51,6 +52,7 @@ export const PATCH_COLUMNS: Record<string, string> = {
   updatedAt: "updated_at",
   finishedAt: "finished_at",
   failureSignature: "failure_signature",
+  traceContext: "trace_context",
 };
 
 /** Binds `?1, ?2...` parameters (better-sqlite3 takes them as an object keyed by number). */
@@ -101,6 +103,7 @@ export interface Statements {
   nextWake: Database.Statement;
   nextWakeFor: Database.Statement;
   countRuns: Database.Statement;
+  pendingMessageCounts: Database.Statement;
   liveVersions: Database.Statement;
   insertRejection: Database.Statement;
   rejections: Database.Statement;
@@ -116,9 +119,9 @@ export function prepareStatements(db: Database.Database): Statements {
   return {
     insertRun:
       p(`INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
-        lease_until, created_at, updated_at)
+        lease_until, created_at, updated_at, trace_context)
       VALUES (@workflow, @key, @version, @status, @input, @initialState, @initialState, @wakeAt, @owner,
-        @leaseUntil, @now, @now)
+        @leaseUntil, @now, @now, @traceContext)
       ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`),
     runById: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
     runByKey: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`),
@@ -192,6 +195,8 @@ export function prepareStatements(db: Database.Database): Statements {
     nextWake: p("SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL").pluck(),
     nextWakeFor: p(`SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL
       AND workflow IN (SELECT value FROM json_each(?))`).pluck(),
+    pendingMessageCounts: p(`SELECT r.workflow, m.queue, count(*) AS count FROM messages m
+      JOIN runs r ON r.id = m.run_id WHERE m.consumed_at IS NULL GROUP BY r.workflow, m.queue`),
     countRuns: p(
       "SELECT workflow, version, status, count(*) AS count FROM runs GROUP BY workflow, version, status",
     ),
