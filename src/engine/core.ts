@@ -1,5 +1,6 @@
 // What an executing run needs from its engine; implemented by Engine, kept narrow so executions stay testable.
 
+import type { RunMetrics } from "../observability/metrics.js";
 import type { EntryRow } from "../storage/store.js";
 import type { Clock } from "./clock.js";
 import type { WaitKind } from "./entries.js";
@@ -31,6 +32,8 @@ export interface EngineCore {
   readonly writes: WriteQueue;
   /** This process's lease owner id. */
   readonly owner: string;
+  /** Counters and histograms of this engine (observability/metrics.ts). */
+  readonly metrics: RunMetrics;
   /** Random numbers in [0, 1) for backoff jitter (injectable for tests). */
   random(): number;
   /** Arms the scheduler for a wait with a deadline held in memory. */

@@ -18,6 +18,8 @@ import {
   StorageError,
   UnknownWorkflowError,
 } from "../errors.js";
+import { EngineMetrics } from "../observability/metrics.js";
+import { startRunTrace } from "../observability/tracing.js";
 import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
@@ -67,6 +69,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   readonly writes: WriteQueue;
   readonly owner: string;
   readonly events = new EventHub();
+  /** This engine's metrics: served as Prometheus text by `metrics.scrape()` (the HTTP server's /metrics). */
+  readonly metrics: EngineMetrics;
   readonly active = new Map<number, RunExecution>();
   /** Runs being loaded for execution, with messages sent to them meanwhile. */
   readonly loading = new Map<number, MessageRow[]>();
@@ -106,6 +110,12 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       () => this.active.size <= 1 && this.loading.size === 0,
     );
     this.requests = new Requests(this);
+    this.metrics = new EngineMetrics({
+      store,
+      held: () => this.active.size,
+      workflows: () => this.defs.keys(),
+    });
+    this.writes.onCommit = (seconds) => this.metrics.commit(seconds);
   }
 
   /** Checks the database against the registry, takes over dead owners' runs and starts the background loops. */
@@ -115,7 +125,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     await this.changes.init();
     if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
     // Only a process that executes takes dead owners' runs over; an attached reader writes nothing here.
-    if (this.executes && (await expireDeadOwners(this.store, this.owner, this.clock.now())) > 0) this.poke();
+    if (this.executes) this.tookOver(await expireDeadOwners(this.store, this.owner, this.clock.now()));
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
     this.changes.start(this.pollMs);
     this.leases.start(this.executes);
@@ -192,6 +202,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       now,
       owner: claim ? this.owner : null,
       leaseUntil: claim ? now + this.leaseMs : null,
+      traceContext: startRunTrace(workflow, key, def.version, now),
     });
     if (created) {
       if (claim) this.begin(run, [], []);
@@ -291,6 +302,12 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.scheduler.arm(this.clock.now());
   }
 
+  /** Dead owners' runs were made claimable: count them, and claim them soon. */
+  tookOver(runs: number): void {
+    this.metrics.tookOver(runs);
+    if (runs > 0) this.poke();
+  }
+
   /** One pass of the scheduler (see scheduler.ts). */
   tick(): Promise<void> {
     return this.scheduler.tick();
@@ -326,6 +343,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       // the lease expires by itself
     }
     this.events.clear();
+    this.metrics.close();
     await this.store.close();
   }
 

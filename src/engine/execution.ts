@@ -8,8 +8,15 @@
 // - Once `dead`, nothing this object does reaches the store.
 
 import { assertNever } from "../assert-never.js";
-import { DuplicateEntryError, FatalError, HistoryDivergedError, InvalidNameError } from "../errors.js";
+import {
+  DuplicateEntryError,
+  FatalError,
+  HistoryDivergedError,
+  InvalidNameError,
+  RunCancelledError,
+} from "../errors.js";
 import { storedSignature } from "../failure-signature.js";
+import { RunTrace } from "../observability/tracing.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
 import type { EngineCore, Wait } from "./core.js";
@@ -57,6 +64,9 @@ export class RunExecution {
   fatal: Error | null = null;
   readonly controllers = new Set<AbortController>();
   private idleCheckQueued = false;
+  /** This execution's spans (observability/tracing.ts); null in verify mode. */
+  trace: RunTrace | null = null;
+  private readonly traceContext: string | null;
 
   constructor(
     readonly core: EngineCore,
@@ -85,6 +95,7 @@ export class RunExecution {
     verifier?.opened(this.root);
     for (const m of messages) this.enqueueMessage(m);
     this.input = fromJson(run.input);
+    this.traceContext = run.traceContext;
   }
 
   private readonly input: unknown;
@@ -109,9 +120,18 @@ export class RunExecution {
   /** Starts (or resumes, by replay) the workflow function. */
   start(): void {
     const ctx = this.contextFor(this.root);
+    if (!this.verifying) {
+      this.trace = new RunTrace(this, this.traceContext, this.core.owner, this.core.clock.now());
+      // A run stored before it had a trace context (or created without a tracer) keeps this one from now on.
+      if (this.trace.adopted)
+        this.core.writes.patch({ id: this.id, traceContext: this.trace.adopted }, this.core.owner);
+    }
     let result: Promise<unknown>;
     try {
-      result = Promise.resolve(this.def.run(ctx, this.input));
+      const trace = this.trace;
+      result = Promise.resolve(
+        trace ? trace.run(() => this.def.run(ctx, this.input)) : this.def.run(ctx, this.input),
+      );
     } catch (err) {
       result = Promise.reject(err);
     }
@@ -375,6 +395,7 @@ export class RunExecution {
       },
       this.core.owner,
     );
+    this.trace?.end(status, now);
     this.stop();
     this.core.suspended(this, status);
   }
@@ -383,6 +404,7 @@ export class RunExecution {
   stop(reason: unknown = new Abandoned()): void {
     if (this.dead) return;
     this.dead = true;
+    this.trace?.end(reason instanceof RunCancelledError ? "cancelled" : "stopped", this.core.clock.now());
     for (const w of this.waits) if (w.deadline !== null) this.core.unwatch(w);
     this.waits.clear();
     this.root.cancel(reason);
@@ -432,6 +454,7 @@ export class RunExecution {
       return;
     }
     const error = this.fatal && err !== this.fatal ? this.fatal : err;
+    this.trace?.end("failed", this.core.clock.now(), error);
     void this.end("failed", { error: JSON.stringify(errorInfo(error)) });
   }
 
@@ -456,6 +479,7 @@ export class RunExecution {
       },
       this.core.owner,
     );
+    this.trace?.end(status, now);
     this.stop();
     const failed = await this.core.writes.flush();
     if (!failed.has(this.id)) this.core.finished(this, status);

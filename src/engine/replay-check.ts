@@ -9,6 +9,7 @@
 // is waited for, up to a limit on the injected clock; past it the check says it did not finish.
 
 import { HistoryDivergedError } from "../errors.js";
+import { NO_RUN_METRICS } from "../observability/metrics.js";
 import type { RunRow } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import { afterClock, type Clock } from "./clock.js";
@@ -59,6 +60,7 @@ function checkCore(clock: Clock, misuse: (what: string) => never): EngineCore {
     finished: () => misuse("the end of a run"),
     emitEntry: () => {},
     emitBroadcast: () => {},
+    metrics: NO_RUN_METRICS,
   };
 }
 

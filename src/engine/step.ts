@@ -8,6 +8,7 @@ import {
   ValueTooDeepError,
   WaymarkError,
 } from "../errors.js";
+import { ATTR, type EntrySpan } from "../observability/tracing.js";
 import type { StepContext, StepOptions } from "../workflow.js";
 import { toMs } from "./duration.js";
 import { type Attempt, attemptsOf, type EntryOf, entryPath } from "./entries.js";
@@ -150,9 +151,11 @@ export async function runStep<T>(
       const at = attempts.at(-1)?.retryAt ?? 0;
       if (at > clock.now()) await exec.wait({ kind: "retry", deadline: at, scope, path });
       exec.check(scope);
+      if (at > 0) exec.core.metrics.late("retry", (clock.now() - at) / 1000);
     }
     const attempt: Attempt = { n: attempts.length + 1, startedAt: clock.now(), status: "running" };
     attempts.push(attempt);
+    const span = exec.trace?.attempt(path, attempt.n, attempt.startedAt) ?? null;
     row.status = "running";
     // Serialised only if the marker is written (the step outlived a turn).
     exec.mark(row, () => {
@@ -166,7 +169,7 @@ export async function runStep<T>(
     // The copy is made when the step first touches `step.state`; a step that never does changes nothing.
     const work: Work = { base: exec.stateJson, value: undefined };
     try {
-      value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path, work);
+      value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path, work, span);
       // The function may return after its run or branch stopped (it ignored step.signal): then nothing
       // it did is recorded. Every write of a completed step comes after this line.
       exec.assertLive(scope);
@@ -187,6 +190,7 @@ export async function runStep<T>(
       row.endedAt = attempt.endedAt;
       row.output = output;
       row.attempts = JSON.stringify(attempts);
+      attemptEnded(exec, span, attempt, true);
       if (diff) {
         row.stateSeq = ++exec.stateSeq;
         row.stateDiff = JSON.stringify(diff);
@@ -194,14 +198,21 @@ export async function runStep<T>(
       }
     } catch (err) {
       exec.active--;
-      if (exec.dead || isInternal(err)) throw err instanceof Abandoned ? err : new Abandoned();
-      if (scope.cancelled) throw err;
+      if (exec.dead || isInternal(err)) {
+        span?.end(clock.now(), { [ATTR.attemptStatus]: "abandoned" });
+        throw err instanceof Abandoned ? err : new Abandoned();
+      }
+      if (scope.cancelled) {
+        span?.end(clock.now(), { [ATTR.attemptStatus]: "cancelled" });
+        throw err;
+      }
       const info = errorInfo(err);
       attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
       attempt.endedAt = clock.now();
       attempt.error = info;
       const fatal =
         err instanceof FatalError || err instanceof NotSerializableError || err instanceof ValueTooDeepError;
+      attemptEnded(exec, span, attempt, fatal || attempt.n >= policy.maxAttempts, err);
       if (fatal || attempt.n >= policy.maxAttempts) {
         const failure = new StepFailedError(exec.label, path, attempt.n, info, fatal);
         row.status = "failed";
@@ -226,6 +237,19 @@ export async function runStep<T>(
     exec.maybeIdle();
     return value;
   }
+}
+
+/** Ends an attempt's span (its status as recorded, the error as an exception event) and counts it. */
+function attemptEnded(
+  exec: RunExecution,
+  span: EntrySpan | null,
+  attempt: Attempt,
+  final: boolean,
+  error?: unknown,
+): void {
+  const endedAt = attempt.endedAt ?? exec.core.clock.now();
+  span?.end(endedAt, { [ATTR.attemptStatus]: attempt.status, [ATTR.willRetry]: !final }, error);
+  exec.core.metrics.attempt(exec.workflow, error === undefined, (endedAt - attempt.startedAt) / 1000, final);
 }
 
 /** An attempt's private copy of the run's state, made on first use. */
@@ -289,10 +313,12 @@ function callStep<T>(
   path: string,
   fn: (step: StepContext) => Promise<T> | T,
   step: StepContext,
+  span: EntrySpan | null,
 ): Promise<T> | T {
   exec.callingStep = path;
   try {
-    return fn(step);
+    // The attempt's span is the active context inside the function: what the application traces nests under it.
+    return span ? span.run(() => fn(step)) : fn(step);
   } finally {
     exec.callingStep = null;
   }
@@ -307,11 +333,12 @@ async function runAttempt<T>(
   timeout: number | null,
   path: string,
   work: Work,
+  span: EntrySpan | null,
 ): Promise<T> {
   const step = new AttemptContext(exec, scope, work, attempt, name);
   if (timeout === null) {
     try {
-      return await callStep(exec, path, fn, step);
+      return await callStep(exec, path, fn, step, span);
     } finally {
       step.release();
     }
@@ -319,7 +346,7 @@ async function runAttempt<T>(
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
-      Promise.resolve().then(() => callStep(exec, path, fn, step)),
+      Promise.resolve().then(() => callStep(exec, path, fn, step, span)),
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
           const err = new StepTimeoutError(path, timeout, attempt);

@@ -1,6 +1,7 @@
 // ctx.sleep, ctx.sleepUntil and ctx.queue.next: durable waits on time and on messages.
 
 import { InvalidInputError, UnknownQueueError } from "../errors.js";
+import { ATTR } from "../observability/tracing.js";
 import { type Duration, toMs } from "./duration.js";
 import { detailOf, entryPath, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
@@ -28,12 +29,13 @@ export async function runSleep(
     setDetail(row, detail);
     exec.write(row);
   }
-  if (detail.until > clock.now()) {
-    await exec.wait({ kind: "sleep", deadline: detail.until, scope, path: entryPath(scope.path, name) });
-  }
+  const path = entryPath(scope.path, name);
+  if (detail.until > clock.now()) await exec.wait({ kind: "sleep", deadline: detail.until, scope, path });
   exec.check(scope);
   row.status = "completed";
   row.endedAt = clock.now();
+  exec.core.metrics.late("sleep", (row.endedAt - detail.until) / 1000);
+  exec.trace?.wait("sleep", path, row.startedAt ?? row.endedAt, row.endedAt, { [ATTR.outcome]: "completed" });
   await exec.commitEntry(row);
 }
 
@@ -85,6 +87,10 @@ export async function runQueueNext(
       row.output = message.body;
       row.status = "completed";
       row.endedAt = clock.now();
+      exec.trace?.wait("queue", path, row.startedAt ?? row.endedAt, row.endedAt, {
+        [ATTR.queue]: queue,
+        [ATTR.outcome]: "message",
+      });
       exec.core.writes.consume(message.id, exec.id, row.seq);
       await exec.commitEntry(row);
       return JSON.parse(message.body);
@@ -94,6 +100,11 @@ export async function runQueueNext(
       setDetail(row, detail);
       row.status = "completed";
       row.endedAt = clock.now();
+      exec.core.metrics.late("queue-timeout", (row.endedAt - detail.until) / 1000);
+      exec.trace?.wait("queue", path, row.startedAt ?? row.endedAt, row.endedAt, {
+        [ATTR.queue]: queue,
+        [ATTR.outcome]: "timed-out",
+      });
       await exec.commitEntry(row);
       return null;
     }

@@ -112,6 +112,8 @@ export class WriteQueue {
   private inFlight: Promise<void> | null = null;
   /** Commits done (for figures). */
   commits = 0;
+  /** Told how long each commit that wrote something took, in seconds (metrics). */
+  onCommit: ((seconds: number) => void) | null = null;
 
   constructor(
     private readonly store: Store,
@@ -274,9 +276,12 @@ export class WriteQueue {
     for (;;) {
       let result: BatchResult;
       try {
-        result = batch.isEmpty()
-          ? { created: [], messages: [], requests: [] }
-          : await this.store.commit(batch.toBatch(this.now(), this.leasesInDoubt()));
+        if (batch.isEmpty()) result = { created: [], messages: [], requests: [] };
+        else {
+          const started = performance.now();
+          result = await this.store.commit(batch.toBatch(this.now(), this.leasesInDoubt()));
+          this.onCommit?.((performance.now() - started) / 1000);
+        }
         this.commits++;
       } catch (err) {
         if (err instanceof LeaseLostError && batch.owned.has(err.runId)) {

@@ -24,6 +24,7 @@ export function runRow(over: Partial<RunRow> = {}): RunRow {
     updatedAt: 0,
     finishedAt: null,
     failureSignature: null,
+    traceContext: null,
     ...over,
   };
 }
