@@ -78,17 +78,26 @@ export async function settleWrites(engine: { writes: { flush(): Promise<unknown>
   await engine.writes.flush();
 }
 
-/** Resolves once `count` distinct runs of the engine have reported `status` (subscribe before they get there). */
-export function runsReached(engine: Observable, status: RunStatus, count: number): Promise<void> {
+/**
+ * Resolves once `count` distinct runs have reported `status` in the engine (or engines sharing a database);
+ * subscribe before they get there.
+ */
+export function runsReached(
+  engines: Observable | Observable[],
+  status: RunStatus,
+  count: number,
+): Promise<void> {
   const seen = new Set<number>();
   return new Promise((resolve) => {
-    const off = engine.on((e) => {
-      if (e.type !== "run" || e.status !== status) return;
-      seen.add(e.runId);
-      if (seen.size < count) return;
-      off();
-      resolve();
-    });
+    const offs = [engines].flat().map((engine) =>
+      engine.on((e) => {
+        if (e.type !== "run" || e.status !== status) return;
+        seen.add(e.runId);
+        if (seen.size < count) return;
+        for (const off of offs) off();
+        resolve();
+      }),
+    );
   });
 }
 

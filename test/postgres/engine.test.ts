@@ -3,9 +3,10 @@
 
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { attach, FakeClock, setup, workflow } from "../../src/index.js";
-import { closeLater, until } from "../helpers.js";
+import { closeLater, runsReached, settleWrites } from "../helpers.js";
 import { tempSchema } from "./pg.js";
 
 const HOUR = 3_600_000;
@@ -49,15 +50,15 @@ describe("the engine on PostgreSQL", () => {
     const engine = closeLater(await setup({ use: { order } }).start({ database: url, clock }));
     expect(internals(engine).store.kind).toBe("postgres");
     const run = await engine.getOrCreate("order", "o-1", { items: 3 });
-    await until(async () => (await run.status()) === "retrying", "the retry backoff");
+    await waitForStatus(engine, run, ["retrying"]);
     clock.advance(1000);
-    await until(async () => (await run.status()) === "sleeping", "the sleep");
+    await waitForStatus(engine, run, ["sleeping"]);
     expect((await run.info()).wakeAt).toBe(clock.now() + HOUR);
     clock.advance(HOUR - 1);
     await engine.tick();
     expect(await run.status()).toBe("sleeping");
     clock.advance(1);
-    await until(async () => (await run.status()) === "waiting", "the queue wait");
+    await waitForStatus(engine, run, ["waiting"]);
     await run.send("decisions", { approve: true, by: "ann" }, { idempotencyKey: "d1" });
     expect(
       await run.send("decisions", { approve: false, by: "eve" }, { idempotencyKey: "d1" }),
@@ -92,10 +93,7 @@ describe("the engine on PostgreSQL", () => {
     });
     const owner = closeLater(await setup({ use: { approval } }).start({ database: url, pollMs: HOUR }));
     const runs = await Promise.all(["a", "b", "c"].map((k) => owner.getOrCreate("approval", k)));
-    await until(async () => {
-      for (const r of runs) if ((await r.status()) !== "waiting") return false;
-      return true;
-    }, "the runs to wait");
+    await Promise.all(runs.map((r) => waitForStatus(owner, r, ["waiting"])));
     const other = closeLater(await attach({ database: url }));
     for (const k of ["a", "b", "c"])
       await (await other.get("approval", k)).send("decisions", { by: `by-${k}` });
@@ -127,16 +125,14 @@ describe("the engine on PostgreSQL", () => {
       closeLater(await registry.start({ database: url, clock })),
     ];
     const keys = Array.from({ length: 60 }, (_, i) => `n${i}`);
+    const asleep = runsReached(engines, "sleeping", 60);
     await Promise.all(keys.map((k, i) => engines[i % 3]!.getOrCreate("napper", k)));
-    await until(
-      async () => (await engines[0]!.listRuns({ status: "sleeping", limit: 100 })).runs.length === 60,
-      "every run to sleep",
-    );
+    await asleep;
+    expect((await engines[0]!.listRuns({ status: "sleeping", limit: 100 })).runs).toHaveLength(60);
+    const done = runsReached(engines, "completed", 60);
     clock.advance(HOUR);
-    await until(
-      async () => (await engines[0]!.listRuns({ status: "completed", limit: 100 })).runs.length === 60,
-      "every run to wake and finish",
-    );
+    await done;
+    expect((await engines[0]!.listRuns({ status: "completed", limit: 100 })).runs).toHaveLength(60);
     expect(fired.sort()).toEqual([...keys].sort());
   });
 
@@ -167,10 +163,8 @@ describe("the engine on PostgreSQL", () => {
     });
     const inv = await invoices.getOrCreate("invoice", "i-1");
     const rep = await reportsFirst.getOrCreate("report", "r-1");
-    await until(
-      async () => (await rep.status()) === "sleeping" && (await inv.status()) === "sleeping",
-      "both to sleep",
-    );
+    await waitForStatus(reportsFirst, rep, ["sleeping"]);
+    await waitForStatus(invoices, inv, ["sleeping"]);
     await reportsFirst.close(); // no process runs reports now
 
     clock.advance(60_000);
@@ -194,11 +188,16 @@ describe("the engine on PostgreSQL", () => {
     const stuck = new Promise<void>((r) => {
       release = r;
     });
+    let aStarted!: () => void;
+    const startedOnA = new Promise<void>((r) => {
+      aStarted = r;
+    });
     const def = (tag: string) =>
       workflow({
         run: async (ctx) => {
           const out = await ctx.step("work", async () => {
             calls.push(tag);
+            if (tag === "a") aStarted();
             if (tag === "a") await stuck; // machine A hangs here, its heartbeat silent (long lease, frozen clock)
             return tag;
           });
@@ -223,15 +222,15 @@ describe("the engine on PostgreSQL", () => {
       }),
     );
     const run = await a.getOrCreate("job", "j");
-    await until(() => calls.includes("a"), "machine A to start the step");
+    await startedOnA;
     clock.advance(HOUR - 1);
     await b.tick();
     expect(calls).toEqual(["a"]); // still leased
     clock.advance(1);
     expect(await b.result(run.id, { timeout: 10_000 })).toBe("b");
     release(); // A wakes up: its record of the step is refused, and it stops executing the run
-    await until(() => internals(a).active.size === 0, "machine A to drop the run");
-    await internals(a).writes.flush();
+    await settleWrites(internals(a)); // its late record is refused: the lease is B's
+    expect(internals(a).active.size).toBe(0);
     expect(calls).toEqual(["a", "b", "after@b"]);
     const history = await b.history(run.id);
     expect(history.map((e) => [e.path, e.status, e.output])).toEqual([
