@@ -276,7 +276,7 @@ over HTTP on 127.0.0.1. Running it again on the same database finds the same run
 /** Serves the inspector at / and MCP at /mcp on 127.0.0.1; a busy default port falls back to a free one. */
 async function serveDemo(engine: DemoEngine, port: number, fallback: boolean): Promise<HttpHandle> {
   const core = engine as unknown as WaymarkEngine;
-  const options = { host: "127.0.0.1", mount: createInspector(core) };
+  const options = { host: "127.0.0.1", mount: createInspector(core), metrics: () => core.metrics.scrape() };
   try {
     return await serveHttp(() => createMcpServer(core), { ...options, port });
   } catch (err) {

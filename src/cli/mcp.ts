@@ -223,11 +223,15 @@ export async function run(argv: string[]): Promise<number> {
         sessionIdleMs: args.sessionIdleMs,
         maxSessions: args.maxSessions,
         mount: createInspector(engine, { readOnly: args.readOnly }),
+        metrics: () => engine.metrics.scrape(),
       });
       log(
         `listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`,
       );
       log(`run inspector at ${http.url.replace(/\/mcp$/, "/")}${token ? "?token=<token> (once)" : ""}`);
+      log(
+        `Prometheus metrics at ${http.url.replace(/\/mcp$/, "/metrics")}${token ? " (bearer token required)" : ""}`,
+      );
       await stopped;
     } else {
       const session = await serveStdio(factory, process.stdin, protocolOut);

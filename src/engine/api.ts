@@ -4,6 +4,7 @@
 
 import type { FailureList } from "../diagnosis/signatures.js";
 import type { DiagnoseOptions, Diagnosis } from "../diagnosis/types.js";
+import type { WaymarkMetrics } from "../observability/metrics.js";
 import type { FailureGroupRow, MessageRow, RunRow, RunStatus } from "../storage/store.js";
 import type { InputOf, WorkflowEntry } from "../workflow.js";
 import type { Clock } from "./clock.js";
@@ -68,6 +69,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   readonly clock: Clock;
   /** True once close() began. */
   readonly closed: boolean;
+  /** This engine's metrics (Prometheus text by `scrape()`; also through @opentelemetry/api metrics). */
+  readonly metrics: WaymarkMetrics;
 
   /** Gets a run by key, creating it (and starting it) if it does not exist. */
   getOrCreate<N extends keyof U & string>(

@@ -40,6 +40,11 @@ export interface HttpOptions {
    * to enforce itself, since a browser page cannot send an Authorization header.
    */
   mount?: HttpMount;
+  /**
+   * Serves GET /metrics (Prometheus text, e.g. `() => engine.metrics.scrape()`), behind the same Host and
+   * Origin checks and the same bearer token as /mcp.
+   */
+  metrics?: () => Promise<{ contentType: string; body: string }>;
 }
 
 /** A handler beside the MCP endpoint; `guard` carries the server's token and body limit; `close` runs when the server stops. */
@@ -91,6 +96,22 @@ export function sameToken(given: string, expected: string): boolean {
 }
 
 class BodyTooLarge extends Error {}
+
+/** Answers GET /metrics with the Prometheus text `scrape` produces. */
+async function serveMetrics(
+  req: IncomingMessage,
+  res: ServerResponse,
+  scrape: () => Promise<{ contentType: string; body: string }>,
+): Promise<void> {
+  if (req.method !== "GET" && req.method !== "HEAD") {
+    res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" });
+    res.end(`Method ${req.method} is not allowed on /metrics: scrape it with GET.\n`);
+    return;
+  }
+  const { contentType, body } = await scrape();
+  res.writeHead(200, { "content-type": contentType, "cache-control": "no-store" });
+  res.end(req.method === "HEAD" ? undefined : body);
+}
 
 function readBody(req: IncomingMessage, max: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -158,6 +179,17 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
 
   const hostAllowed = (name: string) => wildcard || allowed.has(name);
 
+  /** True when no token is set or the request carries it; otherwise answers 401 and returns false. */
+  function authorized(req: IncomingMessage, res: ServerResponse): boolean {
+    if (!token) return true;
+    const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
+    if (m && sameToken(m[1]!.trim(), token)) return true;
+    jsonError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <token>.", {
+      "www-authenticate": 'Bearer realm="waymark"',
+    });
+    return false;
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const hostHeader = req.headers.host;
     if (!hostHeader || !hostAllowed(hostName(hostHeader))) {
@@ -181,20 +213,15 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
       }
     }
     const url = new URL(req.url ?? "/", "http://localhost");
+    if (options.metrics && url.pathname === "/metrics") {
+      if (authorized(req, res)) await serveMetrics(req, res, options.metrics);
+      return;
+    }
     if (options.mount && url.pathname !== path) {
       await options.mount(req, res, { token, maxBodyBytes: maxBody });
       return;
     }
-    if (token) {
-      const auth = req.headers.authorization ?? "";
-      const m = /^Bearer\s+(.+)$/i.exec(auth);
-      if (!m || !sameToken(m[1]!.trim(), token)) {
-        jsonError(res, 401, -32001, "Unauthorized: send Authorization: Bearer <token>.", {
-          "www-authenticate": 'Bearer realm="waymark"',
-        });
-        return;
-      }
-    }
+    if (!authorized(req, res)) return;
     if (url.pathname !== path) {
       jsonError(res, 404, -32601, `Not found: the MCP endpoint is ${path}.`);
       return;

@@ -3,6 +3,7 @@
 
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { WaymarkEngine } from "../engine/api.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";
@@ -38,11 +39,15 @@ function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
       annotations: tool.annotations,
     },
     (async (args: Record<string, unknown>, extra: Parameters<ToolDef["handler"]>[2]) => {
+      const started = performance.now();
+      let result: CallToolResult;
       try {
-        return await tool.handler(args as never, ctx, extra);
+        result = await tool.handler(args as never, ctx, extra);
       } catch (err) {
-        return errorResult(err);
+        result = errorResult(err);
       }
+      ctx.engine.metrics.mcpCall(tool.name, !result.isError, (performance.now() - started) / 1000);
+      return result;
     }) as never,
   );
 }

@@ -2,6 +2,7 @@
 // scheduler lag, messages waiting, leases, MCP calls), in Prometheus text and through OpenTelemetry.
 // Metric names are listed in the README; keep them stable (dashboards and alerts use them).
 
+import type { Registry } from "prom-client";
 import { RUN_STATUSES, type Store } from "../storage/store.js";
 import { Instruments, shared } from "./instruments.js";
 
@@ -21,6 +22,16 @@ const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 const COMMIT_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const LAG_SECONDS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 15, 60, 300, 3600];
 
+/** The metrics of an engine as applications and the MCP layer see them. */
+export interface WaymarkMetrics {
+  /** Every metric in the Prometheus text format, gauges read from the store now (what /metrics serves). */
+  scrape(): Promise<{ contentType: string; body: string }>;
+  /** The prom-client registry holding them, this engine's own (Registry.merge it with the application's). */
+  readonly registry: Registry;
+  /** Counts an MCP tool call and its duration (the MCP server calls it for every tool). */
+  mcpCall(tool: string, ok: boolean, seconds: number): void;
+}
+
 /** What an executing run reports (a verify execution, which runs nothing, gets NO_RUN_METRICS). */
 export interface RunMetrics {
   /** A step attempt ended after `seconds`; `final` when the step ends with it (completed, or failed for good). */
@@ -32,7 +43,7 @@ export interface RunMetrics {
 /** Reports nothing. */
 export const NO_RUN_METRICS: RunMetrics = { attempt() {}, late() {} };
 
-export class EngineMetrics implements RunMetrics {
+export class EngineMetrics implements RunMetrics, WaymarkMetrics {
   private readonly i = new Instruments();
   private readonly stepsCompleted = this.i.counter({
     prom: "waymark_steps_completed_total",
@@ -176,6 +187,10 @@ export class EngineMetrics implements RunMetrics {
   mcpCall(tool: string, ok: boolean, seconds: number): void {
     this.mcpCalls({ tool, outcome: ok ? "ok" : "error" });
     this.mcpDuration({ tool }, seconds);
+  }
+
+  get registry(): Registry {
+    return this.i.registry;
   }
 
   /** Every metric in the Prometheus text format (the store is read for the gauges). */
