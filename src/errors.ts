@@ -283,6 +283,17 @@ export class StorageError extends WaymarkError {
   }
 }
 
+/** An engine started while starts were held (see start-guard.ts): refused before it opened anything. */
+export class EngineStartRefusedError extends WaymarkError {
+  constructor(where: string, why: string) {
+    super(
+      "ENGINE_START_REFUSED",
+      `${where} was called while ${why}; that module must only define and export the registry. Start the engine in another file (your app's entry point), or only when the module is run directly.`,
+      { where, why },
+    );
+  }
+}
+
 /** Another process holds the run's lease: this process must stop executing it. */
 export class LeaseLostError extends WaymarkError {
   readonly runId: number;

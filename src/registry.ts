@@ -6,6 +6,7 @@ import type { Definitions } from "./engine/definitions.js";
 import { Engine } from "./engine/engine.js";
 import { nameProblem } from "./engine/history.js";
 import { checkAfterStart } from "./engine/start-check.js";
+import { assertStartAllowed } from "./start-guard.js";
 import { checkStartOptions } from "./start-options.js";
 import type { Durability } from "./storage/durability.js";
 import { type OpenOptions, openStore } from "./storage/open.js";
@@ -88,6 +89,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     workflows: config.use,
     definitions,
     async start(options: StartOptions = {}) {
+      assertStartAllowed("registry.start()");
       checkStartOptions(options, "registry.start()");
       // Checkpoints on a worker thread keep them out of commits; with FULL durability SQLite's own
       // checkpoints measured cheaper (the worker's fsyncs compete with every commit's), so keep those.
@@ -113,6 +115,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
  * reads everything, stores messages, and asks the owning process to cancel or replay.
  */
 export async function attach(options: StartOptions = {}): Promise<WaymarkEngine> {
+  assertStartAllowed("attach()");
   checkStartOptions(options, "attach()");
   const store = await openStore(options.database, storeOptions(options));
   const engine = new Engine(store, new Map(), { ...options, execute: false });

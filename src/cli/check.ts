@@ -10,7 +10,7 @@ import { checkUnfinishedRuns, type DriftFinding, type DriftReport } from "../eng
 import { DEFAULT_DATABASE, openStore } from "../storage/open.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
 import { openSqliteStore } from "../storage/sqlite/sqlite-store.js";
-import { loadRegistry } from "./mcp.js";
+import { loadRegistry, RegistrySideEffectsError } from "./load-registry.js";
 
 const USAGE = `Usage: waymark check --registry <module> [--db <file>] [--json]
 
@@ -106,6 +106,11 @@ export async function run(
   try {
     registry = await loadRegistry(values.registry);
   } catch (err) {
+    if (err instanceof RegistrySideEffectsError) {
+      // What the module started (servers, timers) would keep this process alive: one line, and leave.
+      io.err.write(`waymark check: ${err.message}\n`);
+      process.exit(2);
+    }
     return usage(err instanceof Error ? err.message : String(err));
   }
   const store = postgres ? await openStore(db) : openSqliteStore(db, { readonly: true });

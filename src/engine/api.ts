@@ -124,6 +124,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   published(refresh?: boolean): Promise<Map<string, PublishedWorkflow>>;
   /** Names of the workflows whose code this process has (none when attached). */
   registered(): string[];
+  /** The database this engine uses, as a person finds it: an absolute file path, ":memory:", or the URL without its password. */
+  database(): string;
 
   /** Subscribes to run, entry and broadcast events; returns the unsubscribe function. */
   on(listener: (event: EngineEvent) => void): () => void;

@@ -20,6 +20,7 @@ import {
 } from "../errors.js";
 import { EngineMetrics } from "../observability/metrics.js";
 import { startRunTrace } from "../observability/tracing.js";
+import { assertStartAllowed } from "../start-guard.js";
 import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
@@ -120,6 +121,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
 
   /** Checks the database against the registry, takes over dead owners' runs and starts the background loops. */
   async start(): Promise<void> {
+    assertStartAllowed("engine.start()");
     // Reads first, so a database that cannot be read is refused before anything is written to it.
     if (this.executes) await checkVersions(this.store, this.defs);
     await this.changes.init();

@@ -1,5 +1,6 @@
 // The run-facing API of the engine: look up, message, cancel, read and await runs.
 
+import path from "node:path";
 import type { z } from "zod";
 import {
   EntryNotFoundError,
@@ -135,6 +136,12 @@ export abstract class RunsApi {
   /** Names of the workflows whose code this process has (none when attached). */
   registered(): string[] {
     return [...this.defs.keys()];
+  }
+
+  /** The database this engine uses: an absolute file path, ":memory:", or the URL without its password. */
+  database(): string {
+    const { kind, location } = this.store;
+    return kind === "sqlite" && location !== ":memory:" ? path.resolve(location) : location;
   }
 
   /** `read()` once the engine is known open; a closed engine's error as a rejection, never a throw. */

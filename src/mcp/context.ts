@@ -30,6 +30,11 @@ export class McpContext {
     readonly tools: ReadonlySet<string>,
   ) {}
 
+  /** The database this server reads, as its user finds it: an absolute file path, or the URL without its password. */
+  get database(): string {
+    return this.engine.database();
+  }
+
   /** True when this server offers the tool: a read-only server hides the write tools. */
   offers(tool: string): boolean {
     return this.tools.has(tool);
@@ -95,14 +100,14 @@ export class McpContext {
     if (!names.includes(workflow)) {
       throw new ToolError(
         "WORKFLOW_NOT_FOUND",
-        `There is no workflow ${quote(workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."} Call list_workflows to see them.`,
+        `There is no workflow ${quote(workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : `${this.database} has no workflows yet.`} Call list_workflows to see them.`,
       );
     }
     const recent = await this.engine.listRuns({ workflow, limit: 8 });
     const keys = recent.runs.map((r) => quote(r.key));
     throw new ToolError(
       "RUN_NOT_FOUND",
-      `There is no run ${quote(`${workflow}/${key}`, 160)} (keys are case-sensitive). ${keys.length ? `Recent keys of ${quote(workflow)}: ${keys.join(", ")}${recent.nextCursor ? ", ..." : ""}.` : `Workflow ${quote(workflow)} has no runs yet.`} Find a run with list_runs (workflow ${quote(workflow)}, keyContains)${this.offers("start_run") ? ", or create one with start_run" : ""}.`,
+      `There is no run ${quote(`${workflow}/${key}`, 160)} (keys are case-sensitive). ${keys.length ? `Recent keys of ${quote(workflow)}: ${keys.join(", ")}${recent.nextCursor ? ", ..." : ""}.` : `Workflow ${quote(workflow)} has no runs in ${this.database} yet.`} Find a run with list_runs (workflow ${quote(workflow)}, keyContains)${this.offers("start_run") ? ", or create one with start_run" : ""}.`,
     );
   }
 }

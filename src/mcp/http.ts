@@ -155,17 +155,21 @@ function track(session: Session, res: ServerResponse): void {
   });
 }
 
+/** Why serving on `host` with this token is refused (beyond loopback without a token), or null. */
+export function bindProblem(host: string, token: string | undefined): string | null {
+  return !isLoopback(host) && !token
+    ? `Refusing to serve MCP on ${host} without a bearer token: anyone who can reach that address could read and change your runs. Set a token (--token-env NAME, with the token in that environment variable) or bind to 127.0.0.1.`
+    : null;
+}
+
 /** Serves MCP over Streamable HTTP; each session gets its own server from `factory`. */
 export async function serveHttp(factory: () => McpServer, options: HttpOptions = {}): Promise<HttpHandle> {
   const host = options.host ?? "127.0.0.1";
   const path = options.path ?? "/mcp";
   const maxBody = options.maxBodyBytes ?? 1024 * 1024;
   const token = options.token;
-  if (!isLoopback(host) && !token) {
-    throw new Error(
-      `Refusing to serve MCP on ${host} without a bearer token: anyone who can reach that address could read and change your runs. Set a token (--token-env NAME, with the token in that environment variable) or bind to 127.0.0.1.`,
-    );
-  }
+  const refused = bindProblem(host, token);
+  if (refused) throw new Error(refused);
   const wildcard = host === "0.0.0.0" || host === "::" || host === "[::]";
   const allowed = new Set<string>([
     ...LOOPBACK_NAMES,

@@ -50,7 +50,7 @@ async function knownWorkflow(ctx: McpContext, workflow: string): Promise<void> {
   if (names.includes(workflow)) return;
   throw new McpError(
     ErrorCode.InvalidParams,
-    `There is no workflow ${quote(workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."}`,
+    `There is no workflow ${quote(workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : `${ctx.database} has no workflows yet.`}`,
   );
 }
 

@@ -59,7 +59,10 @@ class GuardedMcpServer extends McpServer {
   }
 }
 
-/** A new MCP server over `engine`: tools (write tools hidden when readOnly), resources, prompts. */
+/**
+ * A new MCP server over `engine`: tools (write tools hidden when readOnly, the ones that run workflow code
+ * hidden when the engine has none), resources, prompts.
+ */
 export function createMcpServer(engine: WaymarkEngine, options: McpServerOptions = {}): McpServer {
   const mcp = new GuardedMcpServer(
     { name: options.name ?? "waymark", version: options.version ?? "0.1.0" },
@@ -74,7 +77,9 @@ export function createMcpServer(engine: WaymarkEngine, options: McpServerOptions
       instructions: options.readOnly ? READ_ONLY_INSTRUCTIONS : INSTRUCTIONS,
     },
   );
-  const tools = TOOLS.filter((t) => !(t.write && options.readOnly));
+  // Beside an application (no workflow code here), start_run and call_action could only fail: not listed.
+  const hasCode = engine.registered().length > 0;
+  const tools = TOOLS.filter((t: ToolDef) => !(t.write && options.readOnly) && !(t.needsCode && !hasCode));
   const ctx = new McpContext(engine, options, mcp, new Set(tools.map((t) => t.name)));
   for (const tool of tools) registerTool(mcp, ctx, tool as unknown as ToolDef);
   registerResources(mcp, ctx);

@@ -14,6 +14,8 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** SQLite only: checkpoint the WAL on a worker thread (for processes that execute runs). */
   backgroundCheckpoints?: boolean;
+  /** SQLite only: open read-only; a missing file is an error instead of a new database. */
+  readonly?: boolean;
 }
 
 /** The default database file, relative to the working directory. */

@@ -13,6 +13,7 @@ test("cancel_run during a step that ignores its signal: its late return changes 
   const db = tempDb(closer);
   const release = path.join(path.dirname(db), "release");
   const { client, stderr } = await stdioClient(closer, [
+    "--create",
     "--db",
     db,
     "--registry",

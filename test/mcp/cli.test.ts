@@ -14,7 +14,13 @@ const CLI = ["--import", "tsx", "src/cli/main.ts", "mcp"];
 
 test("over stdio with a registry: the server runs the workflows itself; logs go to stderr only", async () => {
   const db = tempDb(closer);
-  const { client, stderr } = await stdioClient(closer, ["--db", db, "--registry", "test/mcp/workflows.ts"]);
+  const { client, stderr } = await stdioClient(closer, [
+    "--create",
+    "--db",
+    db,
+    "--registry",
+    "test/mcp/workflows.ts",
+  ]);
   const started = await call(client, "start_run", { workflow: "approval", key: "p-1", input: { amount: 3 } });
   expect(started.structuredContent!.created).toBe(true);
   const waited = await call(client, "wait_for_run", {
@@ -45,6 +51,7 @@ test("over stdio with a registry: the server runs the workflows itself; logs go 
 test("over stdio, what workflow code writes to stdout goes to stderr and the protocol stays clean", async () => {
   const db = tempDb(closer);
   const { client, transport, stderr } = await stdioClient(closer, [
+    "--create",
     "--db",
     db,
     "--registry",
@@ -82,7 +89,7 @@ test("over stdio attached beside an application, read-only hides the write tools
 
 test("over HTTP on port 0: prints the bound address to stderr and serves it; refuses 0.0.0.0 without a token", async () => {
   const db = tempDb(closer);
-  const child: ChildProcess = spawn(process.execPath, [...CLI, "--http", "0", "--db", db], {
+  const child: ChildProcess = spawn(process.execPath, [...CLI, "--http", "0", "--create", "--db", db], {
     cwd: ROOT,
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -117,7 +124,7 @@ test("over HTTP on port 0: prints the bound address to stderr and serves it; ref
   let refusedErr = "";
   refused.stderr!.on("data", (d) => (refusedErr += d));
   const code = await new Promise<number | null>((resolve) => refused.once("exit", resolve));
-  expect(code).toBe(1);
+  expect(code).toBe(2);
   expect(refusedErr).toContain("without a bearer token");
 });
 

@@ -15,7 +15,7 @@ type Answer = { id?: unknown; result?: unknown; error?: { code: number; message:
 function spawnStdio(db: string) {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", "src/cli/main.ts", "mcp", "--stdio", "--db", db],
+    ["--import", "tsx", "src/cli/main.ts", "mcp", "--stdio", "--create", "--db", db],
     { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] },
   );
   closer.add(() => {

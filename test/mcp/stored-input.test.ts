@@ -22,7 +22,7 @@ const STORES = [
 ];
 
 async function serve(db: string) {
-  return (await stdioClient(closer, ["--db", db, "--registry", "test/mcp/workflows.ts"])).client;
+  return (await stdioClient(closer, ["--create", "--db", db, "--registry", "test/mcp/workflows.ts"])).client;
 }
 
 /** Tool calls no store can answer as asked: [tool, arguments, the code and words the answer must hold]. */

@@ -398,19 +398,23 @@ describe("writing", () => {
     });
   });
 
-  test("beside an application (attached, no code): start_run says to start it from the app or pass --registry", async () => {
+  test("beside an application (attached, no code): start_run and call_action are not listed; list_workflows says --registry", async () => {
     const db = tempDb(closer);
     const owner = await startEngine(closer, db);
     await owner.getOrCreate("sleeper", "s1");
     const attached = await attachEngine(closer, db);
     const client = await connect(closer, attached);
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).not.toContain("start_run");
+    expect(names).not.toContain("call_action");
+    expect(names).toEqual(expect.arrayContaining(["list_runs", "send_message", "cancel_run", "replay_run"]));
     const r = await call(client, "start_run", { workflow: "sleeper", key: "s2" });
     expect(r.isError).toBe(true);
-    expect(text(r)).toContain("NO_CODE");
-    expect(text(r)).toContain("--registry");
+    expect(text(r)).toContain("Tool start_run not found");
     const wf = await call(client, "list_workflows");
     const sleeper = wf.structuredContent!.workflows.find((w: { name: string }) => w.name === "sleeper");
     expect(sleeper.canStart).toBe(false);
+    expect(text(wf)).toContain("start_run: not here (this server has no code for it: waymark mcp --registry");
     const approval = wf.structuredContent!.workflows.find((w: { name: string }) => w.name === "approval");
     expect(Object.keys(approval.queues)).toEqual(["decisions"]);
   });

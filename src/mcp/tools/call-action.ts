@@ -32,6 +32,7 @@ export const callAction = defineTool({
     openWorldHint: true,
   },
   write: true,
+  needsCode: true,
   async handler(args, ctx) {
     const row = await ctx.run(args.workflow, args.key);
     const result = await ctx.engine.action(row.id, args.action, args.args ?? []);

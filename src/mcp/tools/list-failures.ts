@@ -80,7 +80,7 @@ export const listFailures = defineTool({
     );
     const text = failures.length
       ? `${failures.length} failure signature${failures.length === 1 ? "" : "s"} since ${list.since} (${list.scanned} failed or retrying runs in all):\n${lines.join("\n")}`
-      : `No failed or retrying runs since ${list.since}${args.workflow ? ` in workflow ${quote(args.workflow)}` : ""}.`;
+      : `No failed or retrying runs since ${list.since}${args.workflow ? ` in workflow ${quote(args.workflow)}` : ""} in ${ctx.database}.`;
     return fitAnswer(() => ({
       text,
       structured: { since: list.since, scanned: list.scanned, complete: list.complete, failures },

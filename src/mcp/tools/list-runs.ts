@@ -87,7 +87,7 @@ export const listRuns = defineTool({
     return fitAnswer(() => ({
       text: runs.length
         ? `${runs.length} run${runs.length === 1 ? "" : "s"}${nextCursor ? " (more: pass nextCursor)" : ""}:\n${runs.map((r) => `- ${runLine(r)}`).join("\n")}`
-        : `No runs match.${args.workflow ? ` (workflow ${quote(args.workflow)})` : ""} Call list_workflows to see workflows and their run counts.`,
+        : `${Object.keys(query).length ? `No runs match${args.workflow ? ` (workflow ${quote(args.workflow)})` : ""}` : "No runs"} in ${ctx.database}. Call list_workflows to see workflows and their run counts.`,
       structured: { runs, nextCursor },
     }));
   },

@@ -80,12 +80,12 @@ export const listWorkflows = defineTool({
           .map(([st, n]) => `${n} ${st}`)
           .join(", ");
         const queues = Object.keys(w.queues);
-        return `- ${w.name} v${w.latest}${w.description ? ` — ${w.description}` : ""}\n  runs: ${runs || "none"}; queues: ${queues.length ? nameList(queues) : "none"}; actions: ${w.actions.length ? nameList(w.actions) : "none"}${w.canStart ? "" : `; start_run: not here (${ctx.offers("start_run") ? "no code" : "read-only"})`}`;
+        return `- ${w.name} v${w.latest}${w.description ? ` — ${w.description}` : ""}\n  runs: ${runs || "none"}; queues: ${queues.length ? nameList(queues) : "none"}; actions: ${w.actions.length ? nameList(w.actions) : "none"}${w.canStart ? "" : `; start_run: not here (${ctx.options.readOnly ? "read-only" : "this server has no code for it: waymark mcp --registry <module>"})`}`;
       });
       return {
         text: workflows.length
           ? `${workflows.length} workflow${workflows.length === 1 ? "" : "s"}:\n${lines.join("\n")}\nFind runs with list_runs; queue schemas are in structuredContent.`
-          : "This database has no workflows yet: start the application that registers them, or run `waymark mcp --registry <module>`.",
+          : `${ctx.database} has no workflows yet. If your application writes another file, point --db at it; otherwise start the application that registers them, or run \`waymark mcp --registry <module>\`.`,
         structured: { workflows: shown },
       };
     });

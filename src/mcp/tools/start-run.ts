@@ -37,6 +37,7 @@ export const startRun = defineTool({
     openWorldHint: true,
   },
   write: true,
+  needsCode: true,
   async handler(args, ctx) {
     const engine = ctx.engine;
     if (!ctx.hasCode(args.workflow)) {
@@ -44,7 +45,7 @@ export const startRun = defineTool({
       if (!names.includes(args.workflow)) {
         throw new ToolError(
           "WORKFLOW_NOT_FOUND",
-          `There is no workflow ${quote(args.workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : "This database has no workflows yet."}`,
+          `There is no workflow ${quote(args.workflow)}. ${names.length ? `Workflows here: ${nameList(names)}.` : `${ctx.database} has no workflows yet.`}`,
         );
       }
       throw new ToolError(

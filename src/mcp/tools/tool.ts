@@ -22,6 +22,8 @@ export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.Zo
   annotations: ToolAnnotations;
   /** Writes to the database: hidden by --read-only. */
   write: boolean;
+  /** Runs workflow code (start_run, call_action): hidden where the engine has none (attach mode). */
+  needsCode?: boolean;
   handler(args: z.output<z.ZodObject<I>>, ctx: McpContext, extra: Extra): Promise<CallToolResult>;
 }
 

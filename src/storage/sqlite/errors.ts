@@ -1,12 +1,33 @@
 // SQLite's failures as StorageErrors whose messages say what happened and what to do.
 
+import fs from "node:fs";
+import nodePath from "node:path";
 import { LeaseLostError, StorageError } from "../../errors.js";
+
+/** The folder a database file would live in, when it does not exist (null when it does, or for ":memory:"). */
+export function missingFolder(path: string): string | null {
+  if (path === ":memory:" || path === "") return null;
+  const folder = nodePath.dirname(nodePath.resolve(path));
+  return fs.existsSync(folder) ? null : folder;
+}
+
+/** The error for a database path whose folder does not exist: SQLite creates files, never folders. */
+export function noFolderError(path: string, folder: string, cause?: unknown): StorageError {
+  return new StorageError(
+    "STORAGE_NO_FOLDER",
+    `Cannot open "${path}": its folder ${folder} does not exist (SQLite creates the file, not the folders above it). Create the folder (mkdir -p "${folder}"), or fix the path.`,
+    { path, folder },
+    cause === undefined ? undefined : { cause },
+  );
+}
 
 /** A failure to open (or first read) a database file. */
 export function describeOpenError(path: string, err: unknown): Error {
   if (err instanceof StorageError) return err;
   const message = err instanceof Error ? err.message : String(err);
   const code = (err as { code?: string }).code ?? "";
+  const folder = missingFolder(path);
+  if (folder) return noFolderError(path, folder, err);
   if (code === "SQLITE_NOTADB" || /not a database/.test(message)) {
     return new StorageError(
       "STORAGE_NOT_A_DATABASE",

@@ -2,6 +2,7 @@
 // WAL, pragmas at open, statements prepared once, synchronous transactions only.
 
 import fs from "node:fs";
+import nodePath from "node:path";
 import Database from "better-sqlite3";
 import { LeaseLostError, StorageError } from "../../errors.js";
 import type { Durability } from "../durability.js";
@@ -77,8 +78,15 @@ const GUARDED = [
   "changeCounter",
 ] as const;
 
-/** Opens (creating if needed) a Waymark SQLite database and applies migrations. */
+/** Opens (creating if needed, unless read-only) a Waymark SQLite database and applies migrations. */
 export function openSqliteStore(path: string, options: SqliteOptions = {}): SqliteStore {
+  if (options.readonly && path !== ":memory:" && !fs.existsSync(path)) {
+    throw new StorageError(
+      "STORAGE_NOT_FOUND",
+      `There is no database at ${nodePath.resolve(path)}, and a read-only open creates none. Point at the file your application writes.`,
+      { path },
+    );
+  }
   let db: Database.Database;
   try {
     db = new Database(path, {
