@@ -10,7 +10,7 @@ const VERBS: Record<string, string> = {
   init: "Write the MCP entries for Claude Code, Cursor and VS Code in an app: waymark init [--db file] [--registry module].",
   migrate:
     "Copy a SQLite database into PostgreSQL: waymark migrate --from app.db --to postgres://user@host/db.",
-  mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--registry module].",
+  mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--create] [--registry module].",
 };
 
 function usage(): string {
