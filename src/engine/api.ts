@@ -84,6 +84,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   findRun(workflow: string, key: string): Promise<RunRow | undefined>;
   /** The stored record of a run, or undefined when there is none. */
   getRun(run: RunRef): Promise<RunRow | undefined>;
+  /** The stored records of these runs (by id) in one query; ids that name no run are left out. */
+  getRuns(ids: number[]): Promise<RunRow[]>;
   /** Everything known about a run: status, state, what it waits on, error, times. */
   info(run: RunRef): Promise<RunInfo>;
   /** Runs newest first, filtered, a page at a time. */

@@ -112,6 +112,15 @@ export abstract class RunsApi {
     });
   }
 
+  /** The stored records of these runs (by id) in one query; ids that name no run are left out. */
+  getRuns(ids: number[]): Promise<RunRow[]> {
+    return this.opened(() => {
+      if (!Array.isArray(ids) || !ids.every((id) => Number.isSafeInteger(id) && id > 0))
+        throw new InvalidInputError("engine.getRuns takes an array of run ids (whole numbers from 1).");
+      return ids.length ? this.store.getRuns(ids) : Promise.resolve([]);
+    });
+  }
+
   /** The stored record of a run, or undefined when there is none. */
   getRun(ref: RunRef): Promise<RunRow | undefined> {
     return this.opened(() => this.store.getRun(runIdOf(ref, "engine.getRun")));

@@ -1,12 +1,17 @@
 // Change notices for subscriptions, shared by every session on one engine: a run's own events in this
-// process, and a fingerprint check of watched runs when another process changed the database.
+// process, and a check of the watched runs when another process changed the database.
 //
 // IMPORTANT: a run executing in another process (attach mode) emits no events here; the engine reports
-// only that the database changed ("external"), so watched runs are re-read and compared then.
+// only that the database changed ("external"). Then the watched runs' rows are read in batches (one query
+// per 1,000 runs) and only a run whose row moved (status, update time, owner, lease, wake-up) or that a
+// process holds (it may be recording entries) is read whole and compared; only its subscribers are
+// called. So the cost of a change is one row per watched run plus the runs that changed, not a history
+// read per subscription.
 
 import { createHash } from "node:crypto";
 import type { WaymarkEngine } from "../engine/api.js";
 import type { EngineEvent } from "../engine/events.js";
+import type { RunRow } from "../storage/store.js";
 
 type Listener = () => void;
 
@@ -21,10 +26,26 @@ export function changeFeed(engine: WaymarkEngine): ChangeFeed {
 
 const label = (workflow: string, key: string) => `${workflow}\u0000${key}`;
 
+/** One watched run: its subscribers and what they last saw of it. */
+interface Watched {
+  id: number;
+  listeners: Set<Listener>;
+  /** The row's fields that move with every change of an idle run (see summaryOf). */
+  summary: string;
+  /** The whole run as a client sees it (row and entries). */
+  fingerprint: string;
+}
+
+/** What changes in a run's row whenever a run that no process holds changes (claims, cancels, wake-ups). */
+function summaryOf(run: RunRow | undefined): string {
+  return run ? [run.status, run.updatedAt, run.owner, run.leaseUntil, run.wakeAt].join("|") : "none";
+}
+
+const BATCH = 1000;
+
 export class ChangeFeed {
-  private readonly runs = new Map<string, Set<Listener>>();
+  private readonly runs = new Map<string, Watched>();
   private readonly any = new Set<Listener>();
-  private readonly fingerprints = new Map<string, string>();
   private anyFingerprint = "";
   private off: (() => void) | null = null;
   private checking: Promise<void> | null = null;
@@ -35,19 +56,20 @@ export class ChangeFeed {
   /** Calls `fn` on every change of one run (step recorded, status changed, state changed). */
   async watchRun(workflow: string, key: string, fn: Listener): Promise<() => void> {
     const id = label(workflow, key);
-    let set = this.runs.get(id);
-    if (!set) {
-      this.runs.set(id, (set = new Set()));
-      this.fingerprints.set(id, await this.fingerprint(workflow, key));
+    if (!this.runs.has(id)) {
+      const run = await this.engine.findRun(workflow, key);
+      if (!run) throw new Error(`There is no run "${workflow}/${key}" to watch.`);
+      const fingerprint = await this.fingerprint(run);
+      // Another subscribe may have got here first while this one read.
+      if (!this.runs.has(id))
+        this.runs.set(id, { id: run.id, listeners: new Set(), summary: summaryOf(run), fingerprint });
     }
-    set.add(fn);
+    const w = this.runs.get(id)!;
+    w.listeners.add(fn);
     this.listen();
     return () => {
-      set.delete(fn);
-      if (set.size === 0 && this.runs.get(id) === set) {
-        this.runs.delete(id);
-        this.fingerprints.delete(id);
-      }
+      w.listeners.delete(fn);
+      if (w.listeners.size === 0 && this.runs.get(id) === w) this.runs.delete(id);
       this.maybeStop();
     };
   }
@@ -80,12 +102,12 @@ export class ChangeFeed {
       return;
     }
     if (e.type !== "run" && e.type !== "entry") return;
-    const set = this.runs.get(label(e.workflow, e.key));
-    if (set) for (const fn of [...set]) call(fn);
+    const watched = this.runs.get(label(e.workflow, e.key));
+    if (watched) for (const fn of [...watched.listeners]) call(fn);
     if (e.type === "run") for (const fn of [...this.any]) call(fn);
   }
 
-  /** Re-reads every watched run after another process wrote, and notifies those that changed. */
+  /** After another process wrote: finds the watched runs that changed, and notifies their subscribers. */
   private checkAll(): Promise<void> {
     if (this.checking) {
       this.again = true;
@@ -94,12 +116,13 @@ export class ChangeFeed {
     this.checking = (async () => {
       do {
         this.again = false;
-        for (const [id, set] of [...this.runs]) {
-          const [workflow, key] = id.split("\u0000") as [string, string];
-          const fp = await this.fingerprint(workflow, key).catch(() => null);
-          if (fp === null || fp === this.fingerprints.get(id)) continue;
-          this.fingerprints.set(id, fp);
-          for (const fn of [...set]) call(fn);
+        const watched = [...this.runs.values()];
+        for (let i = 0; i < watched.length; i += BATCH) {
+          const chunk = watched.slice(i, i + BATCH);
+          const rows = await this.engine.getRuns(chunk.map((w) => w.id)).catch(() => null);
+          if (!rows) continue;
+          const byId = new Map(rows.map((r) => [r.id, r]));
+          for (const w of chunk) await this.compare(w, byId.get(w.id));
         }
         if (this.any.size) {
           const fp = await this.countsFingerprint().catch(() => this.anyFingerprint);
@@ -115,10 +138,19 @@ export class ChangeFeed {
     return this.checking;
   }
 
+  /** Reads a watched run whole only when its row moved or a process holds it; calls its subscribers if it changed. */
+  private async compare(w: Watched, run: RunRow | undefined): Promise<void> {
+    const summary = summaryOf(run);
+    if (summary === w.summary && !run?.owner) return;
+    w.summary = summary;
+    const fp = run ? await this.fingerprint(run).catch(() => null) : "none";
+    if (fp === null || fp === w.fingerprint) return;
+    w.fingerprint = fp;
+    for (const fn of [...w.listeners]) call(fn);
+  }
+
   /** What a client sees of a run (not its lease, which moves on its own). */
-  private async fingerprint(workflow: string, key: string): Promise<string> {
-    const run = await this.engine.findRun(workflow, key);
-    if (!run) return "none";
+  private async fingerprint(run: RunRow): Promise<string> {
     const h = createHash("sha1");
     h.update(
       [run.status, run.updatedAt, run.state, run.output, run.error, run.waiting, run.wakeAt].join("\u0001"),

@@ -265,6 +265,8 @@ export interface Store {
   commit(batch: WriteBatch): Promise<BatchResult>;
 
   getRun(id: number): Promise<RunRow | undefined>;
+  /** The runs with these ids, in one query (ids that name no run are left out; order unspecified). */
+  getRuns(ids: number[]): Promise<RunRow[]>;
   findRun(workflow: string, key: string): Promise<RunRow | undefined>;
   loadRuns(ids: number[]): Promise<LoadedRun[]>;
   listRuns(query: RunQuery): Promise<RunRow[]>;

@@ -64,6 +64,16 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
     ]);
   });
 
+  it("gets several runs by id in one call, leaving out ids that name no run", async () => {
+    const store = await (await backend.fresh()).open();
+    const a = await createRun(store, "a");
+    const b = await createRun(store, "b");
+    const got = await store.getRuns([b.id, 9999, a.id]);
+    expect(got.map((r) => r.key).sort()).toEqual(["a", "b"]);
+    expect(got.find((r) => r.key === "b")).toEqual(await store.getRun(b.id));
+    expect(await store.getRuns([])).toEqual([]);
+  });
+
   it("counts runs by workflow, version and status; lists live versions with their keys", async () => {
     const store = await (await backend.fresh()).open();
     const a = await createRun(store, "a");

@@ -249,6 +249,11 @@ export class PostgresStore implements Store {
     return (await this.q<RunRow>("wm_run_by_id", this.sql.runById, [id])).rows[0];
   }
 
+  async getRuns(ids: number[]): Promise<RunRow[]> {
+    if (ids.length === 0) return [];
+    return (await this.q<RunRow>("wm_runs_by_ids", this.sql.runsByIds, [ids])).rows;
+  }
+
   async findRun(workflow: string, key: string): Promise<RunRow | undefined> {
     return (await this.q<RunRow>("wm_run_by_key", this.sql.runByKey, [workflow, key])).rows[0];
   }

@@ -52,6 +52,7 @@ export interface SqliteOptions {
 /** Store methods whose SQLite errors are translated (commit and claims translate their own). */
 const GUARDED = [
   "getRun",
+  "getRuns",
   "findRun",
   "loadRuns",
   "listRuns",
@@ -264,6 +265,15 @@ export class SqliteStore implements Store {
 
   async getRun(id: number): Promise<RunRow | undefined> {
     return this.stmts.runById.get(id) as RunRow | undefined;
+  }
+
+  async getRuns(ids: number[]): Promise<RunRow[]> {
+    const out: RunRow[] = [];
+    for (const id of ids) {
+      const row = this.stmts.runById.get(id) as RunRow | undefined;
+      if (row) out.push(row);
+    }
+    return out;
   }
 
   async findRun(workflow: string, key: string): Promise<RunRow | undefined> {
