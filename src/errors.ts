@@ -45,6 +45,16 @@ export class ValueTooDeepError extends InvalidInputError {
   }
 }
 
+/** A page cursor that no page gave out (edited, cut, or of another list). Code INVALID_INPUT. */
+export class InvalidCursorError extends InvalidInputError {
+  constructor(cursor: string) {
+    super(
+      `Invalid cursor ${q(cursor)}: pass the nextCursor of the previous page unchanged, or leave it out for the first page.`,
+      { cursor: cursor.slice(0, 80) },
+    );
+  }
+}
+
 export class UnknownWorkflowError extends WaymarkError {
   constructor(name: string, known: string[]) {
     super(

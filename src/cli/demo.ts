@@ -9,6 +9,7 @@ import { type FakeApi, redirectFetch, SAMPLE_ORIGIN, startFakeApi } from "../../
 import { type FixtureWorkflows, registry } from "../../fixtures/registry.js";
 import { type RunRef, waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../engine/engine.js";
+import { iso } from "../format.js";
 import {
   DEFAULT_DATABASE,
   type HistoryEntry,
@@ -70,11 +71,12 @@ async function settle(
   return { info, history };
 }
 
+/** A run's time in the demo's lines: ISO, or "never". */
 function when(ms: number | null): string {
-  return ms === null ? "never" : new Date(ms).toISOString();
+  return iso(ms) ?? "never";
 }
 
-function errorLine(info: RunInfo): string {
+function errorMessage(info: RunInfo): string {
   return info.error ? info.error.message : "no error recorded";
 }
 
@@ -113,7 +115,7 @@ export async function seedDemo(
       info,
       info.status === "completed"
         ? `invoice ${s.invoiceId}: ${s.subtotal} + ${s.tax} tax = ${s.total}`
-        : errorLine(info),
+        : errorMessage(info),
       `read its steps: ${mcp("get_history", ref)}`,
     );
   }
@@ -190,7 +192,7 @@ export async function seedDemo(
       info,
       info.status === "completed"
         ? `email, sms and webhook sent in parallel; sms took ${sms?.attempts?.length ?? "?"} attempts`
-        : errorLine(info),
+        : errorMessage(info),
       `look at the retried branch: ${mcp("get_step", { ...ref, step: "notify[sms]/send-sms" })}`,
     );
   }
@@ -213,7 +215,7 @@ export async function seedDemo(
       info,
       info.status === "completed"
         ? `${(info.output as { answer: string }).answer} (workspace ${where})`
-        : errorLine(info),
+        : errorMessage(info),
       `every tool call is a step with its input: ${mcp("get_history", ref)}`,
     );
   }

@@ -74,7 +74,7 @@ export async function stepEvidence(
   const lastFailed = [...attempts].reverse().find((a) => a.error);
   out.push({
     kind: "error",
-    fact: errorLine(error, 220),
+    fact: errorLine(error, 220) ?? "no error recorded",
     entry: entry.id,
     ...(lastFailed ? { attempt: lastFailed.n } : {}),
   });

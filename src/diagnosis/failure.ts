@@ -139,7 +139,7 @@ function workflowError(facts: RunFacts, failedEntry: HistoryEntry | null): Findi
   const evidence: Evidence[] = [
     {
       kind: "error",
-      fact: errorLine(error, 220),
+      fact: errorLine(error, 220) ?? "no error recorded",
       ref: "run",
       ...(failedEntry ? { entry: failedEntry.id } : {}),
     },

@@ -35,7 +35,7 @@ export async function diagnoseStalled(facts: RunFacts): Promise<Finding | null> 
   if (leaseGone) {
     evidence.push({
       kind: "lease",
-      fact: `marked ${info.status}, owned by ${row.owner} whose lease ${expired ? `expired at ${iso(row.leaseUntil)} (${span(now - row.leaseUntil!)} ago)` : `runs until ${iso(row.leaseUntil)}, unrenewed`}`,
+      fact: `marked ${info.status}, owned by ${row.owner} whose lease ${expired ? `expired at ${iso(row.leaseUntil) ?? "never"} (${span(now - row.leaseUntil!)} ago)` : `runs until ${iso(row.leaseUntil) ?? "never"}, unrenewed`}`,
       ref: "run",
     });
     if (deadPid !== null)
@@ -47,7 +47,7 @@ export async function diagnoseStalled(facts: RunFacts): Promise<Finding | null> 
   } else {
     evidence.push({
       kind: "overdue",
-      fact: `${info.status} and due since ${iso(row.wakeAt)} (${span(now - row.wakeAt!)} ago), but no process has claimed it`,
+      fact: `${info.status} and due since ${iso(row.wakeAt) ?? "never"} (${span(now - row.wakeAt!)} ago), but no process has claimed it`,
       ref: "run",
     });
   }
@@ -97,7 +97,7 @@ export async function diagnoseRetrying(facts: RunFacts): Promise<Finding> {
   if (!wait || !entry) return healthy(facts);
   const failed = failedAttempts(entry);
   const error = latestError(entry);
-  const next = `attempt #${(entry.attempts?.length ?? 0) + 1} is due at ${iso(wait.until)} (in ${span((wait.until ?? facts.now) - facts.now)})`;
+  const next = `attempt #${(entry.attempts?.length ?? 0) + 1} is due at ${iso(wait.until) ?? "never"} (in ${span((wait.until ?? facts.now) - facts.now)})`;
   const evidence = await stepEvidence(facts, entry, { maxAttempts: 3, data: false });
   evidence.splice(1, 0, { kind: "next", fact: next, entry: entry.id });
   const counts = new Map<string, number>();
@@ -117,7 +117,7 @@ export async function diagnoseRetrying(facts: RunFacts): Promise<Finding> {
     return {
       category: "healthy",
       culprit: culpritOf(entry),
-      summary: `Step "${entry.path}" failed ${plural(failed.length, "time")} (${errorLine(error, 120)}) and retries on its own: ${next}. Nothing needs doing unless it keeps failing.`,
+      summary: `Step "${entry.path}" failed ${plural(failed.length, "time")} (${errorLine(error, 120) ?? "no error recorded"}) and retries on its own: ${next}. Nothing needs doing unless it keeps failing.`,
       evidence,
       nextActions: [call("wait_for_run", { ...facts.address, until: "finished" }, "follow the retries")],
       failure: retryFailureKey(facts.info.workflow, entry),
@@ -127,13 +127,13 @@ export async function diagnoseRetrying(facts: RunFacts): Promise<Finding> {
   return {
     category: "retry-storm",
     culprit: culpritOf(entry),
-    summary: `Step "${entry.path}" has failed ${plural(failed.length, "attempt")} in a row (latest: ${errorLine(error, 120)}) and retries at ${iso(wait.until)}. ${kind === "outside" ? "It recovers by itself once the service works again; replay from the step to retry at once." : "Fix the cause, then replay from the step to retry at once."}`,
+    summary: `Step "${entry.path}" has failed ${plural(failed.length, "attempt")} in a row (latest: ${errorLine(error, 120) ?? "no error recorded"}) and retries at ${iso(wait.until) ?? "never"}. ${kind === "outside" ? "It recovers by itself once the service works again; replay from the step to retry at once." : "Fix the cause, then replay from the step to retry at once."}`,
     evidence,
     nextActions: [
       person(
         kind === "outside"
           ? `Make sure the service behind "${entry.path}" works again (see the error above).`
-          : `Fix the cause of ${errorLine(error, 120)} in step "${entry.path}".`,
+          : `Fix the cause of ${errorLine(error, 120) ?? "no error recorded"} in step "${entry.path}".`,
       ),
       ...replayActions(facts.address, entry.path, `from "${entry.path}" to retry it now`),
     ],
@@ -151,7 +151,7 @@ export function diagnoseSleeping(facts: RunFacts): Finding {
   const evidence: Evidence[] = [
     {
       kind: "sleep",
-      fact: `"${far.entry}" sleeps until ${iso(far.until)}, ${span(ahead)} from now`,
+      fact: `"${far.entry}" sleeps until ${iso(far.until) ?? "never"}, ${span(ahead)} from now`,
       entry: entry.id,
     },
   ];
@@ -169,7 +169,7 @@ export function diagnoseSleeping(facts: RunFacts): Finding {
   return {
     category: "sleeping-far",
     culprit: culpritOf(entry),
-    summary: `The run sleeps at "${far.entry}" until ${iso(far.until)}, ${span(ahead)} from now. If that is not intended, fix the duration in the code and replay from "${far.entry}"; otherwise it wakes by itself.`,
+    summary: `The run sleeps at "${far.entry}" until ${iso(far.until) ?? "never"}, ${span(ahead)} from now. If that is not intended, fix the duration in the code and replay from "${far.entry}"; otherwise it wakes by itself.`,
     evidence,
     nextActions: [
       person(
@@ -191,7 +191,7 @@ export async function diagnoseCancelled(facts: RunFacts): Promise<Finding> {
   if (stopped)
     evidence.push({
       kind: "cut-short",
-      fact: `it cut short "${stopped.path}" (${stopped.kind}, started ${iso(stopped.startedAt)})`,
+      fact: `it cut short "${stopped.path}" (${stopped.kind}, started ${iso(stopped.startedAt) ?? "never"})`,
       entry: stopped.id,
     });
   const pending = (await engine.store.pendingRequests([info.id], 10)).filter((r) => r.kind === "cancel");
@@ -226,15 +226,15 @@ export function healthy(facts: RunFacts): Finding {
   const evidence: Evidence[] = [];
   let summary: string;
   if (info.status === "completed") {
-    summary = `The run completed at ${iso(info.finishedAt)} after ${plural(facts.entries.length, "entry")}, with output ${brief(info.output, 100)}. Nothing is wrong.`;
+    summary = `The run completed at ${iso(info.finishedAt) ?? "never"} after ${plural(facts.entries.length, "entry")}, with output ${brief(info.output, 100)}. Nothing is wrong.`;
   } else if (info.status === "sleeping") {
     const w = info.waiting?.find((x) => x.kind === "sleep");
-    summary = `The run sleeps${w ? ` at "${w.entry}" until ${iso(w.until)} (in ${span((w.until ?? now) - now)})` : ""}. Nothing is wrong; it wakes by itself.`;
+    summary = `The run sleeps${w ? ` at "${w.entry}" until ${iso(w.until) ?? "never"} (in ${span((w.until ?? now) - now)})` : ""}. Nothing is wrong; it wakes by itself.`;
   } else if (info.owner && (info.leaseUntil ?? 0) > now) {
     summary = `The run is executing now${at}, in process ${info.owner}. Nothing is wrong.`;
     evidence.push({
       kind: "lease",
-      fact: `leased by ${info.owner} until ${iso(info.leaseUntil)}`,
+      fact: `leased by ${info.owner} until ${iso(info.leaseUntil) ?? "never"}`,
       ref: "run",
     });
   } else {

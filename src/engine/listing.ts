@@ -2,6 +2,7 @@
 
 import { InvalidInputError } from "../errors.js";
 import { RUN_STATUSES, type RunQuery, type RunStatus, type Store } from "../storage/store.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { Definitions } from "./definitions.js";
 import { checkOptions } from "./query-input.js";
 import { type RunInfo, toRunInfo } from "./views.js";
@@ -49,28 +50,6 @@ export interface RunPage {
   runs: RunInfo[];
   /** Pass back to get the next page; null on the last page. */
   nextCursor: string | null;
-}
-
-export function encodeCursor(parts: unknown[]): string {
-  return Buffer.from(JSON.stringify(parts)).toString("base64url");
-}
-
-export function decodeCursor(cursor: string, arity: number): number[] {
-  try {
-    const parts = JSON.parse(Buffer.from(cursor, "base64url").toString()) as unknown;
-    // Whole numbers a store can compare (a BIGINT on PostgreSQL): 1e300 or -1 were never issued.
-    if (
-      Array.isArray(parts) &&
-      parts.length === arity &&
-      parts.every((p) => Number.isSafeInteger(p) && (p as number) >= 0)
-    )
-      return parts as number[];
-  } catch {
-    // fall through
-  }
-  throw new InvalidInputError(
-    `Invalid cursor ${JSON.stringify(cursor)}: pass the nextCursor of a previous page unchanged, or leave it out for the first page.`,
-  );
 }
 
 export function toTime(value: number | Date | undefined): number | undefined {

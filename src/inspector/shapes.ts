@@ -6,6 +6,7 @@ import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.j
 import type { ErrorInfo } from "../engine/error-info.js";
 import type { ReplayPlan } from "../engine/replay.js";
 import type { HistoryEntry, RunInfo, WaitInfo } from "../engine/views.js";
+import { cut } from "../format.js";
 import type { RunStatus } from "../storage/store.js";
 
 /** A value too large to send whole: its size and the start of its JSON. */
@@ -60,18 +61,14 @@ export interface BriefError {
   cause?: string;
 }
 
-function cut(text: string, max = 500): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
 function briefError(e: ErrorInfo | null | undefined): BriefError | null {
   if (!e) return null;
-  const out: BriefError = { name: e.name, message: cut(e.message) };
+  const out: BriefError = { name: e.name, message: cut(e.message, 500) };
   const step = e.details?.step;
   const cause = e.details?.cause as { name?: unknown; message?: unknown } | undefined;
   if (typeof step === "string") out.step = step;
   if (cause && typeof cause.message === "string")
-    out.cause = cut(`${typeof cause.name === "string" ? `${cause.name}: ` : ""}${cause.message}`);
+    out.cause = cut(`${typeof cause.name === "string" ? `${cause.name}: ` : ""}${cause.message}`, 500);
   return out;
 }
 

@@ -2,16 +2,13 @@
 
 import { z } from "zod";
 import { assertNever } from "../assert-never.js";
-import type { ErrorInfo } from "../engine/error-info.js";
 import type { RunInfo, WaitInfo } from "../engine/views.js";
+import { errorLine, iso } from "../format.js";
 import { RUN_STATUSES } from "../storage/store.js";
 
-export const runStatusSchema = z.enum(RUN_STATUSES as [string, ...string[]]);
+export { brief, errorLine, iso, quote } from "../format.js";
 
-/** ISO time, or null. */
-export function iso(ms: number | null | undefined): string | null {
-  return ms === null || ms === undefined ? null : new Date(ms).toISOString();
-}
+export const runStatusSchema = z.enum(RUN_STATUSES as [string, ...string[]]);
 
 /** "queue \"decisions\"", "sleep until 2025-...", "retry at ..." for each wait. */
 export function waitText(waits: WaitInfo[] | null): string | null {
@@ -31,13 +28,6 @@ export function waitText(waits: WaitInfo[] | null): string | null {
       }
     })
     .join("; ");
-}
-
-/** "Name: message" of a recorded error, cut to `max` characters. */
-export function errorLine(error: ErrorInfo | null | undefined, max = 300): string | null {
-  if (!error) return null;
-  const line = `${error.name}: ${error.message}`;
-  return line.length > max ? `${line.slice(0, max)}…` : line;
 }
 
 export const runSummaryShape = {
@@ -86,17 +76,6 @@ export function runSummary(run: RunInfo, uri: string): RunSummary {
 export function runLine(s: RunSummary): string {
   const extra = s.waitingOn ? ` — waits for ${s.waitingOn}` : s.error ? ` — ${s.error}` : "";
   return `${s.workflow}/${s.key} [${s.status}] v${s.version}, created ${s.createdAt}${extra}`;
-}
-
-/** A name or text from a request as a message shows it: quoted, cut at `max` characters (it may be hostile). */
-export function quote(value: string, max = 80): string {
-  return JSON.stringify(value.length > max ? `${value.slice(0, max)}...` : value);
-}
-
-/** A JSON value on one line, cut to `max` characters, for text answers. */
-export function brief(value: unknown, max = 160): string {
-  const json = JSON.stringify(value) ?? "undefined";
-  return json.length > max ? `${json.slice(0, max)}…` : json;
 }
 
 /** Times an entry's detail records in ms since the epoch (a sleep's or wait's end, a message's arrival). */

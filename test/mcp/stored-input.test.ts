@@ -14,7 +14,7 @@ const NUL = "\u0000";
 const HALF = "\uD800";
 const listCursor = (parts: unknown) => Buffer.from(JSON.stringify(parts)).toString("base64url");
 const historyCursor = (runId: number, after: unknown) =>
-  Buffer.from(JSON.stringify({ r: runId, a: after })).toString("base64url");
+  Buffer.from(JSON.stringify([runId, after])).toString("base64url");
 
 const STORES = [
   { name: "sqlite", db: async () => tempDb(closer) },

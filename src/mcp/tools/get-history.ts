@@ -2,15 +2,39 @@
 
 import { z } from "zod";
 import { plural } from "../../diagnosis/format.js";
+import { decodeCursor, encodeCursor } from "../../engine/cursor.js";
 import { ENTRY_KINDS, ENTRY_STATUSES, oneOf } from "../../engine/entries.js";
 import type { HistoryEntry } from "../../engine/views.js";
+import { InvalidCursorError } from "../../errors.js";
 import { fitAnswer, fitItems, type Shrinker } from "../budget.js";
-import { decodeCursor, encodeCursor } from "../cursor.js";
+import { ToolError } from "../errors.js";
 import { brief, detailIso, errorLine, iso } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
 import { historyUri, stepUri } from "../uris.js";
 import { runAddress } from "./get-run.js";
 import { defineTool, READ_ONLY } from "./tool.js";
+
+/**
+ * The entry id a history cursor continues after. Refused with INVALID_CURSOR (this tool's code for its
+ * cursors from the start) when malformed or of another run's history.
+ */
+function afterOf(cursor: string, runId: number): number {
+  let parts: number[];
+  try {
+    parts = decodeCursor(cursor, 2);
+  } catch (err) {
+    if (err instanceof InvalidCursorError) throw new ToolError("INVALID_CURSOR", err.message);
+    throw err;
+  }
+  const [run, after] = parts as [number, number];
+  if (run !== runId) {
+    throw new ToolError(
+      "INVALID_CURSOR",
+      "This cursor belongs to another run's history. Pass the nextCursor of a previous page of this run, or omit it to start at the beginning.",
+    );
+  }
+  return after;
+}
 
 export const entryShape = {
   id: z.number().describe("Entry id (use with get_step)."),
@@ -76,7 +100,7 @@ export const getHistory = defineTool({
   write: false,
   async handler(args, ctx) {
     const row = await ctx.run(args.workflow, args.key);
-    const after = args.cursor ? decodeCursor(args.cursor, row.id) : 0;
+    const after = args.cursor ? afterOf(args.cursor, row.id) : 0;
     const limit = args.limit ?? 30;
     const page = await ctx.engine.history(row.id, { after, limit: limit + 1 });
     const more = page.length > limit;
@@ -89,7 +113,7 @@ export const getHistory = defineTool({
       );
       const last = listed.at(-1);
       const nextCursor =
-        last && (more || listed.length < entries.length) ? encodeCursor(row.id, last.id) : null;
+        last && (more || listed.length < entries.length) ? encodeCursor([row.id, last.id]) : null;
       const lines = listed.map(
         (e) =>
           `#${e.id} ${e.path} (${e.kind}) ${e.status}${e.durationMs !== null ? ` ${e.durationMs}ms` : ""}${e.attempts > 1 ? `, ${e.attempts} attempts` : ""}${e.error ? ` — ${e.error.slice(0, 160)}` : e.output !== undefined ? ` → ${brief(e.output, 80)}` : ""}`,
