@@ -6,11 +6,85 @@ function q(value: unknown): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}...` : text);
 }
 
+/** Every stable code a Waymark error carries (the MCP layer's errors too); one class per outcome below. */
+export const ERROR_CODES = [
+  // callers' mistakes
+  "INVALID_INPUT",
+  "INVALID_NAME",
+  "INVALID_CURSOR",
+  "INVALID_MESSAGE",
+  "NOT_SERIALIZABLE",
+  "STATE_READ_ONLY",
+  "INVALID_CLIENT_CONFIG",
+  // what was asked for does not exist, or not here
+  "WORKFLOW_NOT_FOUND",
+  "RUN_NOT_FOUND",
+  "ENTRY_NOT_FOUND",
+  "QUEUE_NOT_FOUND",
+  "ACTION_NOT_FOUND",
+  "NO_CODE",
+  "VERSION_MISSING",
+  // runs and their code
+  "DUPLICATE_ENTRY",
+  "HISTORY_DIVERGED",
+  "STEP_FAILED",
+  "STEP_TIMEOUT",
+  "BRANCH_FAILED",
+  "RUN_FAILED",
+  "RUN_CANCELLED",
+  "RUN_FINISHED",
+  "RUN_BUSY",
+  "RESULT_TIMEOUT",
+  "ENGINE_CLOSED",
+  "LEASE_LOST",
+  // replay
+  "REPLAY_NEEDS_STEP",
+  "REPLAY_DIVERGED",
+  "REPLAY_NOT_STORED",
+  "REPLAY_REFUSED",
+  // storage (StorageError)
+  "MESSAGE_ALREADY_CONSUMED",
+  "MIGRATE_TARGET_NOT_EMPTY",
+  "STORAGE_AUTH_FAILED",
+  "STORAGE_BUSY",
+  "STORAGE_CANNOT_CONNECT",
+  "STORAGE_CANNOT_OPEN",
+  "STORAGE_CLOSED",
+  "STORAGE_CORRUPT",
+  "STORAGE_DATABASE_MISSING",
+  "STORAGE_ERROR",
+  "STORAGE_FAILED",
+  "STORAGE_FOREIGN_DATABASE",
+  "STORAGE_FULL",
+  "STORAGE_IN_USE",
+  "STORAGE_IO",
+  "STORAGE_NEEDS_MIGRATION",
+  "STORAGE_NEWER_SCHEMA",
+  "STORAGE_NOT_A_DATABASE",
+  "STORAGE_OPEN_FAILED",
+  "STORAGE_PERMISSION_DENIED",
+  "STORAGE_READONLY",
+  "STORAGE_SCHEMA_MISSING",
+  "STORAGE_TOO_MANY_CONNECTIONS",
+  "STORAGE_UNAVAILABLE",
+  "STORAGE_WRITE_FAILED",
+] as const;
+
+/** One of ERROR_CODES: what programs compare `err.code` with. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
+
 /** Base class: `code` is stable across releases; `details` carries the facts for programs. */
 export class WaymarkError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly details: Record<string, unknown>;
-  constructor(code: string, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
     super(message, options);
     this.name = new.target.name;
     this.code = code;
@@ -43,6 +117,54 @@ export class ValueTooDeepError extends InvalidInputError {
       { what, limit, path: where },
     );
   }
+}
+
+/** ctx.state was changed outside a step, where the change could not be recorded. */
+export class StateReadOnlyError extends WaymarkError {
+  constructor(run: string, key: string) {
+    super(
+      "STATE_READ_ONLY",
+      `Run "${run}": ctx.state is read-only outside a step (tried to change ${JSON.stringify(key)}). Change state inside a step, where the change is recorded with it: await ctx.step("name", (step) => { step.state.${key} = ... }).`,
+      { run, key },
+    );
+  }
+}
+
+/** The registry lacks versions that live runs still need (a deploy dropped them). */
+export class VersionMissingError extends WaymarkError {
+  constructor(missing: string[]) {
+    super(
+      "VERSION_MISSING",
+      `This registry lacks workflow versions that live runs still need: ${missing.join("; ")}. Keep those versions registered beside the new one (setup({ use: { name: [v1, v2] } })) until their runs finish, or cancel the runs.`,
+      { missing },
+    );
+  }
+}
+
+/** A replay that cannot be done as asked; the message says how to ask (fromStep, another version). */
+export class ReplayError extends WaymarkError {
+  constructor(
+    code: "REPLAY_NEEDS_STEP" | "REPLAY_DIVERGED" | "REPLAY_NOT_STORED" | "REPLAY_REFUSED",
+    message: string,
+    details: Record<string, unknown> = {},
+  ) {
+    super(code, message, details);
+  }
+}
+
+/** An error another process answered a request with (a replay it carried out): its code is kept. */
+export class RemoteError extends WaymarkError {}
+
+/** An MCP client's config file that waymark init cannot merge into; the message holds the entry to add by hand. */
+export class ClientConfigError extends WaymarkError {
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super("INVALID_CLIENT_CONFIG", message, details);
+  }
+}
+
+/** True when `code` is one of Waymark's error codes (a code read back from the database or another process). */
+export function isErrorCode(code: unknown): code is ErrorCode {
+  return typeof code === "string" && CODES.has(code);
 }
 
 /** A page cursor that no page gave out (edited, cut, or of another list). Code INVALID_INPUT. */
@@ -288,7 +410,12 @@ export class EngineClosedError extends WaymarkError {
 
 /** A storage problem: the message names the file and what to do; nothing was partially written. */
 export class StorageError extends WaymarkError {
-  constructor(code: string, message: string, details: Record<string, unknown> = {}, options?: ErrorOptions) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: Record<string, unknown> = {},
+    options?: ErrorOptions,
+  ) {
     super(code, message, details, options);
   }
 }

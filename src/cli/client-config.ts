@@ -1,7 +1,7 @@
 // The MCP client entries `waymark init` writes: one per client format, and how each merges into a file
 // that may already hold other servers. Pure: text in, text out; init.ts does the reading and writing.
 
-import { WaymarkError } from "../errors.js";
+import { ClientConfigError } from "../errors.js";
 
 /** What the server entry runs: the database it serves and, if any, the registry module it loads. */
 export interface ServerTarget {
@@ -102,8 +102,7 @@ export interface Merged {
 
 function refuse(file: string, why: string, key: string, name: string, entry: StdioEntry): never {
   const by = JSON.stringify({ [key]: { [name]: entry } }, null, 2);
-  throw new WaymarkError(
-    "INVALID_CLIENT_CONFIG",
+  throw new ClientConfigError(
     `${file} ${why}, so waymark init wrote nothing. Fix the file (or move it away) and run init again, or add the entry by hand:\n${by}`,
     { file },
   );

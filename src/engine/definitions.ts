@@ -1,7 +1,7 @@
 // Workflow definitions by name and version: what a registry must hold, and what it publishes.
 
 import { z } from "zod";
-import { WaymarkError } from "../errors.js";
+import { VersionMissingError } from "../errors.js";
 import type { Store, WorkflowMeta } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 
@@ -47,10 +47,6 @@ export async function checkVersions(store: Store, defs: Definitions): Promise<vo
     }
   }
   if (missing.length) {
-    throw new WaymarkError(
-      "VERSION_MISSING",
-      `This registry lacks workflow versions that live runs still need: ${missing.join("; ")}. Keep those versions registered beside the new one (setup({ use: { name: [v1, v2] } })) until their runs finish, or cancel the runs.`,
-      { missing },
-    );
+    throw new VersionMissingError(missing);
   }
 }

@@ -1,15 +1,12 @@
 // ctx.state outside a step: the run's committed state, readable and not writable. A write there would
 // change memory only (never recorded, gone after a restart), so it is refused with how to do it instead.
 
-import { WaymarkError } from "../errors.js";
+import { StateReadOnlyError } from "../errors.js";
 
 const views = new WeakMap<object, object>();
 
 function refuse(label: string, key: PropertyKey): never {
-  throw new WaymarkError(
-    "STATE_READ_ONLY",
-    `Run "${label}": ctx.state is read-only outside a step (tried to change ${JSON.stringify(String(key))}). Change state inside a step, where the change is recorded with it: await ctx.step("name", (step) => { step.state.${String(key)} = ... }).`,
-  );
+  throw new StateReadOnlyError(label, String(key));
 }
 
 /** A read-only view of `state` (nested objects too); the same view for the same object. */

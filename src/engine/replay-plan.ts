@@ -10,7 +10,7 @@
 //   changes are reverted, newest first, and those of kept entries applied again);
 // - messages consumed by discarded entries go back on their queues, in their original order.
 
-import { InvalidInputError, WaymarkError } from "../errors.js";
+import { InvalidInputError, ReplayError } from "../errors.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import { asEntries, attemptsOf, type Entry, entryPath, isContainer, reopenedContainer } from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
@@ -111,7 +111,7 @@ function defaultFrom(run: RunRow, rows: Entry[]): Entry | null {
     const error = run.error ? (JSON.parse(run.error) as ErrorInfo) : null;
     if (error?.code === "HISTORY_DIVERGED") {
       const from = (error.details?.replayFrom as string | null) ?? null;
-      throw new WaymarkError(
+      throw new ReplayError(
         "REPLAY_NEEDS_STEP",
         `Run "${label}" failed because its code no longer matches its history, so there is no failed step to retry. Replay it with fromStep${from ? ` "${from}" (the earliest entry a replay could start from)` : ""}.`,
         { run: label, replayFrom: from },

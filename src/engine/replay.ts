@@ -4,7 +4,7 @@
 // and the apply here (the plan written in one batch, with a `replay` entry in scope "~replay" recording
 // who asked, when, from where, and what was discarded).
 
-import { RunBusyError, WaymarkError } from "../errors.js";
+import { isErrorCode, NoCodeError, RemoteError, ReplayError, RunBusyError } from "../errors.js";
 import type { RunRow } from "../storage/store.js";
 import type { Engine } from "./engine.js";
 import { attemptsOf, entryPath, type ReplayDetail } from "./entries.js";
@@ -49,8 +49,7 @@ export async function replayRun(
   // Without the code (an attached process) only a dry run is possible here, and it cannot check the code.
   const versions = engine.defs.get(run.workflow);
   if (!versions && !options.dryRun) {
-    throw new WaymarkError(
-      "NO_CODE",
+    throw new NoCodeError(
       `This process has no code for workflow "${run.workflow}", so it cannot replay "${label}" itself; use engine.replay, which asks the process that runs it.`,
       { run: label },
     );
@@ -80,7 +79,7 @@ export async function replayRun(
     });
     if (outcome.result === "diverged") {
       const details = outcome.error.details as { replayFrom?: string | null };
-      throw new WaymarkError(
+      throw new ReplayError(
         "REPLAY_DIVERGED",
         `Cannot replay "${label}" on version ${to}: the history it would keep does not match that code. ${outcome.error.message}${details.replayFrom ? ` Replay from "${details.replayFrom}" or earlier instead.` : ""}`,
         { ...details, version: to },
@@ -173,7 +172,7 @@ async function applyReplay(
   );
   const failed = await w.flush();
   if (failed.has(run.id))
-    throw new WaymarkError(
+    throw new ReplayError(
       "REPLAY_NOT_STORED",
       `The replay of "${label}" could not be stored; nothing changed. Try again.`,
     );
@@ -222,8 +221,8 @@ export async function replayOrRequest(
       code?: string;
     };
     if (result.ok && result.plan) return result.plan;
-    throw new WaymarkError(
-      result.code ?? "REPLAY_REFUSED",
+    throw new RemoteError(
+      isErrorCode(result.code) ? result.code : "REPLAY_REFUSED",
       result.error ?? "The owning process refused the replay.",
       {
         run: `${run.workflow}/${run.key}`,

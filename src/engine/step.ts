@@ -2,11 +2,11 @@
 
 import {
   FatalError,
+  InvalidInputError,
   NotSerializableError,
   StepFailedError,
   StepTimeoutError,
   ValueTooDeepError,
-  WaymarkError,
 } from "../errors.js";
 import { ATTR, type EntrySpan } from "../observability/tracing.js";
 import type { StepContext, StepOptions } from "../workflow.js";
@@ -42,8 +42,7 @@ function policyOf(options: StepOptions | undefined, path: string): RetryPolicy {
   if (options === undefined) return DEFAULT_POLICY;
   const retries = options?.retries ?? DEFAULT_RETRIES;
   if (!Number.isInteger(retries) || retries < 0) {
-    throw new WaymarkError(
-      "INVALID_INPUT",
+    throw new InvalidInputError(
       `Step "${path}": retries must be a whole number of 0 or more, got ${String(retries)}.`,
     );
   }
@@ -53,8 +52,7 @@ function policyOf(options: StepOptions | undefined, path: string): RetryPolicy {
     spec.factor !== undefined &&
     !(typeof spec.factor === "number" && spec.factor >= 1 && spec.factor <= 100)
   ) {
-    throw new WaymarkError(
-      "INVALID_INPUT",
+    throw new InvalidInputError(
       `Step "${path}": backoff factor must be a number from 1 (a fixed delay) to 100, got ${String(spec.factor)}.`,
     );
   }
@@ -119,10 +117,7 @@ export async function runStep<T>(
   options: StepOptions | undefined,
 ): Promise<T> {
   if (typeof fn !== "function") {
-    throw new WaymarkError(
-      "INVALID_INPUT",
-      `ctx.step("${name}", fn) needs a function as its second argument.`,
-    );
+    throw new InvalidInputError(`ctx.step("${name}", fn) needs a function as its second argument.`);
   }
   const { ordinal, recorded } = exec.slot(scope, name, "step");
   if (recorded?.status === "completed")

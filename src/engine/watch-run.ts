@@ -6,7 +6,7 @@
 // with `entries`, on every entry the run commits here. It is never polled; a timeout is measured on the
 // engine's clock (a FakeClock drives it).
 
-import { InvalidInputError, WaymarkError } from "../errors.js";
+import { InvalidInputError, RunNotFoundError } from "../errors.js";
 import type { RunRow, Store } from "../storage/store.js";
 import { afterClock, type Clock } from "./clock.js";
 import type { EventHub } from "./events.js";
@@ -74,7 +74,7 @@ export function watchRun<T>(
     };
     const read = async (): Promise<RunRow> => {
       const row = await source.store.getRun(runId);
-      if (!row) throw new WaymarkError("RUN_NOT_FOUND", `There is no run #${runId}.`, { id: runId });
+      if (!row) throw new RunNotFoundError(runId);
       options.onRead?.(row);
       return row;
     };

@@ -1,12 +1,13 @@
 // Domain failures as tool results: isError, with text that says what happened and what to call next.
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ErrorCode } from "../errors.js";
 import { cutText, MAX_ERROR_CHARS } from "./budget.js";
 
 /** A failure the MCP layer itself reports (unknown run, no code here, refused replay...). */
 export class ToolError extends Error {
   constructor(
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
   ) {
     super(message);

@@ -1,6 +1,12 @@
 // Errors that reach users, for PostgreSQL: what went wrong, and what to do about it.
 
-import { InvalidInputError, LeaseLostError, StorageError, WaymarkError } from "../../errors.js";
+import {
+  type ErrorCode,
+  InvalidInputError,
+  LeaseLostError,
+  StorageError,
+  WaymarkError,
+} from "../../errors.js";
 import type { PostgresTarget } from "./connect.js";
 
 /** The connection died (server restart, network, terminated backend): nothing of an open transaction stays. */
@@ -20,7 +26,7 @@ export function describeOpenError(t: PostgresTarget, err: unknown): Error {
   const code = (err as { code?: string }).code ?? "";
   const at = `${t.host}:${t.port}`;
   const details = { location: t.location };
-  const make = (c: string, text: string) => new StorageError(c, text, details, { cause: err });
+  const make = (c: ErrorCode, text: string) => new StorageError(c, text, details, { cause: err });
   if (code === "ECONNREFUSED")
     return make(
       "STORAGE_CANNOT_CONNECT",
@@ -76,7 +82,7 @@ export function describeRuntimeError(err: unknown, t: PostgresTarget, closed: bo
   const code = (err as { code?: string }).code ?? "";
   const where = `PostgreSQL at ${t.host}:${t.port}`;
   const details = { location: t.location };
-  const make = (c: string, text: string) => new StorageError(c, text, details, { cause: err });
+  const make = (c: ErrorCode, text: string) => new StorageError(c, text, details, { cause: err });
   if (closed) return make("STORAGE_CLOSED", `The store for ${t.location} was closed.`);
   if (
     /^(ECONNREFUSED|ECONNRESET|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|57P01|57P02|57P03|08\w\w\w)$/.test(code) ||
