@@ -49,7 +49,8 @@ export interface ReplayPlan {
   /**
    * True when the new code replayed the kept history to its end without a mismatch. False when this
    * process lacks the code (the owner checks when it applies the replay), or when the code awaited
-   * something of its own (a timer, I/O) for longer than the check waits (3 s) before reaching it.
+   * something of its own (a timer, I/O) for longer than the check waits (3 s on the engine's clock) before
+   * reaching it.
    */
   checkedAgainstCode: boolean;
 }

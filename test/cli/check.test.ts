@@ -1,44 +1,13 @@
 // `waymark check` as a real process: a waiting run whose code changed under it is found before it wakes.
 
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test } from "vitest";
 import { tempDb } from "../helpers.js";
-import { registry } from "./payout-v1.js";
-
-const ROOT = path.resolve(import.meta.dirname, "../..");
-
-function check(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "check", ...args], {
-      cwd: ROOT,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+import { check, waitingRun } from "./run-check.js";
 
 const sha = (file: string) => createHash("sha256").update(fs.readFileSync(file)).digest("hex");
-
-/** A database holding payout/p-1 waiting for its approval, and a finished payout/p-0. */
-async function waitingRun(): Promise<string> {
-  const db = tempDb();
-  const engine = await registry.start({ database: db, deployCheck: false });
-  const done = await engine.getOrCreate("payout", "p-0");
-  await done.send("approvals", { by: "ann" });
-  await done.result({ timeout: 10_000 });
-  const run = await engine.getOrCreate("payout", "p-1");
-  await engine.watchRun(run.id, (r) => r.status === "waiting", { timeout: 10_000 });
-  await engine.close();
-  return db;
-}
 
 test("a step renamed under a waiting run: exit 1 naming the run, the entry and the fix; the code as deployed: exit 0; the file is untouched", async () => {
   const db = await waitingRun();
