@@ -129,11 +129,14 @@ describe("run handles", () => {
     const engine = closeLater(await setup({ use: { counter } }).start({ database: tempDb(), clock }));
     const run = await engine.getOrCreate("counter", "c3", { label: "x" });
     await waitForStatus(engine, run, ["waiting"]);
-    const timedOut = expect(run.result({ timeout: 50 })).rejects.toThrow(
-      /did not finish within 50 ms \(it is waiting\)/,
-    );
+    let settled = false;
+    const result = run.result({ timeout: 50 }).finally(() => {
+      settled = true;
+    });
+    const timedOut = expect(result).rejects.toThrow(/did not finish within 50 ms \(it is waiting\)/);
     clock.advance(49);
     await engine.tick();
+    expect(settled).toBe(false); // 49 ms of the engine's clock: not yet
     clock.advance(1);
     await timedOut;
     expect(await run.cancel()).toBe("cancelled");
