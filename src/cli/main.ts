@@ -1,5 +1,9 @@
 #!/usr/bin/env node
 // The `waymark` command: each verb lives in its own module under src/cli/ and exports `run(args)`.
+// `--log-format text|json`, anywhere on the line, applies to every verb's stderr lines (see src/log.ts).
+
+import { log } from "../log.js";
+import { takeLogFormat } from "./log-format.js";
 
 const VERBS: Record<string, string> = {
   check:
@@ -17,10 +21,17 @@ function usage(): string {
   const width = Math.max(...Object.keys(VERBS).map((v) => v.length));
   return `Usage: waymark <verb> [options]\n\n${Object.entries(VERBS)
     .map(([v, d]) => `  ${v.padEnd(width)}  ${d}`)
-    .join("\n")}\n\nRun "waymark <verb> --help" for a verb's options.\n`;
+    .join(
+      "\n",
+    )}\n\nEvery verb takes --log-format text|json: its stderr lines as text (the default) or one JSON object\na line (time, level, source, msg and fields).\nRun "waymark <verb> --help" for a verb's options.\n`;
 }
 
-async function main(argv: string[]): Promise<number> {
+async function main(given: string[]): Promise<number> {
+  const argv = takeLogFormat(given);
+  if (!Array.isArray(argv)) {
+    log("error", "waymark", argv.problem);
+    return 2;
+  }
   const [verb, ...rest] = argv;
   if (!verb || verb === "--help" || verb === "-h" || verb === "help") {
     // Asked for, help goes to stdout (so it pipes into less); without a verb it is a usage error.
@@ -28,7 +39,7 @@ async function main(argv: string[]): Promise<number> {
     return verb ? 0 : 2;
   }
   if (!Object.hasOwn(VERBS, verb)) {
-    process.stderr.write(`waymark: unknown verb "${verb}".\n\n${usage()}`);
+    log("error", "waymark", `unknown verb "${verb}".\n\n${usage()}`);
     return 2;
   }
   const mod = (await import(`./${verb}.js`)) as { run(args: string[]): Promise<number> };
@@ -40,7 +51,7 @@ main(process.argv.slice(2)).then(
     if (code !== 0) process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`waymark: ${err instanceof Error ? err.message : String(err)}\n`);
+    log("error", "waymark", err instanceof Error ? err.message : String(err));
     process.exitCode = 1;
   },
 );

@@ -7,6 +7,7 @@
 
 import type { WaymarkEngine } from "../engine/api.js";
 import { createInspector } from "../inspector/index.js";
+import { type LogLevel, log } from "../log.js";
 import { bindProblem, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { createMcpServer } from "../mcp/server.js";
 import { claimStdout, serveStdio } from "../mcp/stdio.js";
@@ -19,8 +20,8 @@ import { type Args, HELP, parseArgs, UsageError } from "./mcp-args.js";
 
 export { parseArgs } from "./mcp-args.js";
 
-function log(line: string): void {
-  process.stderr.write(`waymark mcp: ${line}\n`);
+function say(line: string, level: LogLevel = "info"): void {
+  log(level, "waymark mcp", line);
 }
 
 /** Attaches beside the application; read-only opens a SQLite file read-only, so nothing can be written. */
@@ -37,7 +38,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     args = parseArgs(argv);
   } catch (err) {
-    process.stderr.write(`waymark mcp: ${(err as Error).message}\n\n${HELP}`);
+    say(`${(err as Error).message}\n\n${HELP}`, "error");
     return 2;
   }
   if (args === "help") {
@@ -48,13 +49,16 @@ export async function run(argv: string[]): Promise<number> {
   if (args.tokenEnv) {
     token = process.env[args.tokenEnv];
     if (!token) {
-      log(`--token-env ${args.tokenEnv}: that environment variable is empty or unset; put the token in it.`);
+      say(
+        `--token-env ${args.tokenEnv}: that environment variable is empty or unset; put the token in it.`,
+        "error",
+      );
       return 2;
     }
   }
   const refused = (args.mode === "http" && bindProblem(args.host, token)) || databaseProblem(args);
   if (refused) {
-    log(refused);
+    say(refused, "error");
     return 2;
   }
 
@@ -65,15 +69,15 @@ export async function run(argv: string[]): Promise<number> {
     if (args.registry) {
       const registry = await loadRegistry(args.registry);
       engine = (await registry.start({ database: args.db })) as unknown as WaymarkEngine;
-      log(`running workflows ${engine.registered().join(", ") || "(none)"} on ${args.db}`);
+      say(`running workflows ${engine.registered().join(", ") || "(none)"} on ${args.db}`);
     } else {
       engine = await attachTo(args);
-      log(
+      say(
         `attached to ${args.db}${args.readOnly ? " (read-only)" : ""}: reads everything; messages, cancels and replays are carried out by the application that runs the workflows (start_run and call_action need --registry)`,
       );
     }
   } catch (err) {
-    log(err instanceof Error ? err.message : String(err));
+    say(err instanceof Error ? err.message : String(err), "error");
     // What such a module started (servers, timers) would keep this process alive: leave now.
     if (err instanceof RegistrySideEffectsError) process.exit(2);
     return err instanceof UsageError ? 2 : 1;
@@ -101,22 +105,22 @@ export async function run(argv: string[]): Promise<number> {
         mount: createInspector(engine, { readOnly: args.readOnly }),
         metrics: () => engine.metrics.scrape(),
       });
-      log(
+      say(
         `listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`,
       );
-      log(`run inspector at ${http.url.replace(/\/mcp$/, "/")}${token ? "?token=<token> (once)" : ""}`);
-      log(
+      say(`run inspector at ${http.url.replace(/\/mcp$/, "/")}${token ? "?token=<token> (once)" : ""}`);
+      say(
         `Prometheus metrics at ${http.url.replace(/\/mcp$/, "/metrics")}${token ? " (bearer token required)" : ""}`,
       );
       await stopped;
     } else {
       const session = await serveStdio(factory, process.stdin, protocolOut);
-      log(`serving MCP over stdio${args.readOnly ? " (read-only)" : ""}`);
+      say(`serving MCP over stdio${args.readOnly ? " (read-only)" : ""}`);
       await Promise.race([session.closed, stopped]);
       await session.close();
     }
   } catch (err) {
-    log(err instanceof Error ? err.message : String(err));
+    say(err instanceof Error ? err.message : String(err), "error");
     await engine.close().catch(() => {});
     return 1;
   } finally {
@@ -125,6 +129,6 @@ export async function run(argv: string[]): Promise<number> {
   }
   await http?.close();
   await engine.close();
-  log("stopped");
+  say("stopped");
   return 0;
 }

@@ -2,6 +2,7 @@
 //
 //   waymark migrate --from app.db --to postgres://user:password@host:5432/database[?schema=name]
 
+import { type LogLevel, log } from "../log.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
 import { copySqliteToPostgres } from "../storage/postgres/import-sqlite.js";
 
@@ -16,8 +17,8 @@ Stop the application first (a running engine holds leases, and the copy is refus
 the engines with the PostgreSQL URL as their database. The SQLite file is only read.
 `;
 
-function log(line: string): void {
-  process.stderr.write(`waymark migrate: ${line}\n`);
+function say(line: string, level: LogLevel = "error"): void {
+  log(level, "waymark migrate", line);
 }
 
 export async function run(args: string[]): Promise<number> {
@@ -30,12 +31,12 @@ export async function run(args: string[]): Promise<number> {
       return 0;
     }
     if (a !== "--from" && a !== "--to") {
-      log(`unknown option "${a}".\n\n${HELP}`);
+      say(`unknown option "${a}".\n\n${HELP}`);
       return 2;
     }
     const v = args[i + 1];
     if (v === undefined || v.startsWith("--")) {
-      log(`${a} needs a value.\n\n${HELP}`);
+      say(`${a} needs a value.\n\n${HELP}`);
       return 2;
     }
     if (a === "--from") from = v;
@@ -43,24 +44,28 @@ export async function run(args: string[]): Promise<number> {
     i++;
   }
   if (!from || !to) {
-    log(`pass both --from (the SQLite file) and --to (the PostgreSQL URL).\n\n${HELP}`);
+    say(`pass both --from (the SQLite file) and --to (the PostgreSQL URL).\n\n${HELP}`);
     return 2;
   }
   if (!isPostgresUrl(to)) {
-    log(`--to takes a PostgreSQL URL (postgres://user:password@host:5432/database); got "${to}".`);
+    say(`--to takes a PostgreSQL URL (postgres://user:password@host:5432/database); got "${to}".`);
     return 2;
   }
   try {
     const r = await copySqliteToPostgres(from, to);
     const shown = new URL(to);
     shown.password = "";
-    log(
+    say(
       `copied ${r.runs} runs, ${r.entries} history entries, ${r.messages} messages, ${r.requests} requests, ${r.rejections} refused messages and ${r.workflows} published workflow versions from ${from} to ${shown}.${r.orphans ? ` Left behind ${r.orphans} rows that belonged to no run.` : ""}`,
+      "info",
     );
-    log(`start your engines with { database: "${shown}" } (and the password); ${from} was not changed.`);
+    say(
+      `start your engines with { database: "${shown}" } (and the password); ${from} was not changed.`,
+      "info",
+    );
     return 0;
   } catch (err) {
-    log(err instanceof Error ? err.message : String(err));
+    say(err instanceof Error ? err.message : String(err));
     return 1;
   }
 }

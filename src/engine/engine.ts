@@ -18,6 +18,7 @@ import {
   StorageError,
   UnknownWorkflowError,
 } from "../errors.js";
+import { log } from "../log.js";
 import { EngineMetrics } from "../observability/metrics.js";
 import { startRunTrace } from "../observability/tracing.js";
 import { assertStartAllowed } from "../start-guard.js";
@@ -253,7 +254,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     const code = (err as { code?: string }).code ?? "STORAGE_ERROR";
     const now = Date.now();
     if (message !== this.lastReport.message || now - this.lastReport.at > 1000) {
-      process.stderr.write(`waymark: ${message}\n`);
+      log("error", "waymark", message, { code, runIds });
       this.lastReport = { message, at: now };
     }
     this.events.emit({ type: "storage-error", code, message, runIds });

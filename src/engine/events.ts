@@ -1,5 +1,6 @@
 // Engine events for later layers (MCP subscriptions, the inspector): run status, entries, broadcasts.
 
+import { log } from "../log.js";
 import type { EntryRow } from "../storage/store.js";
 
 export type EngineEvent =
@@ -80,8 +81,6 @@ function call(listener: Listener, event: EngineEvent): void {
   try {
     listener(event);
   } catch (err) {
-    process.stderr.write(
-      `waymark: an event listener threw: ${err instanceof Error ? err.message : String(err)}\n`,
-    );
+    log("error", "waymark", `an event listener threw: ${err instanceof Error ? err.message : String(err)}`);
   }
 }

@@ -5,6 +5,7 @@
 // Bounded work: runs are read 100 at a time and checked side by side, the engine's own work runs between
 // batches, and closing the engine stops the check. 10,000 waiting runs are 100 batches; see the README.
 
+import { log } from "../log.js";
 import type { DriftFinding, DriftReport } from "./drift-check.js";
 import { checkUnfinishedRuns } from "./drift-check.js";
 import type { Engine } from "./engine.js";
@@ -28,9 +29,10 @@ export function checkAfterStart(engine: Engine): Promise<DriftReport | null> {
       details: { ...f },
     });
     if (told++ < STDERR_LINES)
-      process.stderr.write(
-        `waymark: run "${f.run}" (${f.status}) will fail when it runs again: ${f.message}\n`,
-      );
+      log("warn", "waymark", `run "${f.run}" (${f.status}) will fail when it runs again: ${f.message}`, {
+        code: "HISTORY_DRIFT",
+        run: f.run,
+      });
   };
   return new Promise<DriftReport | null>((resolve) => {
     // After the caller's continuation: listeners it adds right after start() see every warning.
@@ -44,16 +46,20 @@ export function checkAfterStart(engine: Engine): Promise<DriftReport | null> {
       }).then(
         (report) => {
           if (report.findings.length > STDERR_LINES && !report.aborted) {
-            process.stderr.write(
-              `waymark: ${report.findings.length} unfinished runs will fail when they run again (${report.findings.length - STDERR_LINES} more than shown); waymark check --db <file> --registry <module> lists them all.\n`,
+            log(
+              "warn",
+              "waymark",
+              `${report.findings.length} unfinished runs will fail when they run again (${report.findings.length - STDERR_LINES} more than shown); waymark check --db <file> --registry <module> lists them all.`,
             );
           }
           resolve(report);
         },
         (err: unknown) => {
           if (!signal.aborted) {
-            process.stderr.write(
-              `waymark: the deploy check stopped before it looked at every unfinished run: ${err instanceof Error ? err.message : String(err)}\n`,
+            log(
+              "warn",
+              "waymark",
+              `the deploy check stopped before it looked at every unfinished run: ${err instanceof Error ? err.message : String(err)}`,
             );
           }
           resolve(null);

@@ -1,6 +1,7 @@
 // Small HTTP plumbing for the inspector: JSON answers, JSON bodies with a size limit, errors to statuses.
 
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { log } from "../log.js";
 
 /** An answer the API gives on purpose: a status, a stable code and a message that says what to do. */
 export class ApiError extends Error {
@@ -77,9 +78,7 @@ export function toApiError(err: unknown): ApiError {
         : {},
     );
   }
-  process.stderr.write(
-    `waymark inspector: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
-  );
+  log("error", "waymark inspector", err instanceof Error ? (err.stack ?? err.message) : String(err));
   return new ApiError(500, "INTERNAL", "Unexpected error; the server's stderr log has details.");
 }
 

@@ -7,6 +7,7 @@
 // to every result the server sends, the SDK's own errors included).
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { log } from "../log.js";
 
 /** Hard ceiling on the characters of one tool result (its JSON), far below 25,000 tokens. */
 export const MAX_ANSWER_CHARS = 20_000;
@@ -130,8 +131,10 @@ export function withinBudget(result: CallToolResult, max = MAX_ANSWER_CHARS): Ca
     if (over <= 0) return cut;
     room -= over + 50;
   }
-  process.stderr.write(
-    `waymark mcp: an answer of ${size} characters did not fit the ${max}-character budget and was replaced by an error (a bug in Waymark)\n`,
+  log(
+    "error",
+    "waymark mcp",
+    `an answer of ${size} characters did not fit the ${max}-character budget and was replaced by an error (a bug in Waymark)`,
   );
   return {
     content: [

@@ -11,6 +11,8 @@
 import { createHash } from "node:crypto";
 import type { WaymarkEngine } from "../engine/api.js";
 import type { EngineEvent } from "../engine/events.js";
+
+import { log } from "../log.js";
 import type { RunRow } from "../storage/store.js";
 
 type Listener = () => void;
@@ -176,8 +178,10 @@ function call(fn: Listener): void {
   try {
     fn();
   } catch (err) {
-    process.stderr.write(
-      `waymark mcp: a change listener threw: ${err instanceof Error ? err.message : String(err)}\n`,
+    log(
+      "error",
+      "waymark mcp",
+      `a change listener threw: ${err instanceof Error ? err.message : String(err)}`,
     );
   }
 }

@@ -2,6 +2,7 @@
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { ErrorCode } from "../errors.js";
+import { log } from "../log.js";
 import { cutText, MAX_ERROR_CHARS } from "./budget.js";
 
 /** A failure the MCP layer itself reports (unknown run, no code here, refused replay...). */
@@ -29,8 +30,7 @@ export function errorResult(err: unknown): CallToolResult {
   const text = code
     ? `${code}: ${message}`
     : `Unexpected error: ${message}. This is a bug in Waymark or its database; the server's stderr log has details.`;
-  if (!code)
-    process.stderr.write(`waymark mcp: ${err instanceof Error ? (err.stack ?? message) : message}\n`);
+  if (!code) log("error", "waymark mcp", err instanceof Error ? (err.stack ?? message) : message);
   return {
     content: [{ type: "text", text: cutText(text, MAX_ERROR_CHARS) }],
     isError: true,

@@ -14,6 +14,7 @@ import {
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
+import { log } from "../log.js";
 import { answerSize, cutText, MAX_ANSWER_CHARS, MAX_ERROR_CHARS, withinBudget } from "./budget.js";
 import { count, LIMITS } from "./limits.js";
 
@@ -70,8 +71,10 @@ function fitResult(result: Json): Json {
   // The server's own listings are as large as its code makes them, whatever the client sends.
   if (Array.isArray(result.tools) || Array.isArray(result.prompts) || Array.isArray(result.resourceTemplates))
     return result;
-  process.stderr.write(
-    `waymark mcp: an answer of ${answerSize(result)} characters passes the ${MAX_ANSWER_CHARS}-character budget (keys: ${Object.keys(result).join(", ")})\n`,
+  log(
+    "error",
+    "waymark mcp",
+    `an answer of ${answerSize(result)} characters passes the ${MAX_ANSWER_CHARS}-character budget (keys: ${Object.keys(result).join(", ")})`,
   );
   return result;
 }

@@ -9,6 +9,7 @@ import os from "node:os";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { log } from "../log.js";
 import { count, DEFAULT_MAX_SESSIONS } from "./limits.js";
 
 export interface HttpOptions {
@@ -317,9 +318,7 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
 
   const httpServer = http.createServer((req, res) => {
     handle(req, res).catch((err: unknown) => {
-      process.stderr.write(
-        `waymark mcp: HTTP request failed: ${err instanceof Error ? err.message : String(err)}\n`,
-      );
+      log("error", "waymark mcp", `HTTP request failed: ${err instanceof Error ? err.message : String(err)}`);
       jsonError(res, 500, -32603, "Internal server error.");
     });
   });
@@ -341,8 +340,11 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
         reaped++;
         const idle = Date.now() - session.lastActive;
         const shown = idle >= 60_000 ? `${Math.round(idle / 60_000)} min` : `${(idle / 1000).toFixed(1)} s`;
-        process.stderr.write(
-          `waymark mcp: closed HTTP session ${id.slice(0, 8)}… after ${shown} without a request or an open stream\n`,
+        log(
+          "info",
+          "waymark mcp",
+          `closed HTTP session ${id.slice(0, 8)}… after ${shown} without a request or an open stream`,
+          { session: id, idleMs: idle },
         );
         session.server.close().catch(() => {});
       }

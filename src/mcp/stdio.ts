@@ -11,6 +11,7 @@ import { type Readable, Writable } from "node:stream";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { log } from "../log.js";
 import { cutText } from "./budget.js";
 import { count } from "./limits.js";
 import { type LineEvent, LineReader, type RequestId } from "./line-reader.js";
@@ -24,8 +25,8 @@ export interface StdioSession {
   close(): Promise<void>;
 }
 
-function log(line: string): void {
-  process.stderr.write(`waymark mcp: ${line}\n`);
+function warn(line: string): void {
+  log("warn", "waymark mcp", line);
 }
 
 /** The id of a parsed value that is not a valid message, when it has one a response may carry. */
@@ -110,7 +111,7 @@ export class StdioLineTransport implements Transport {
 
   /** Answers a line that is no message: an error response (id null when none could be read), and a log line. */
   private refuse(id: RequestId, code: number, message: string): void {
-    log(
+    warn(
       `refused a line from stdin (${code}${id === null ? "" : `, request id ${JSON.stringify(id)}`}): ${cutText(message, 300)}`,
     );
     this.write({ jsonrpc: "2.0", id, error: { code, message } }).catch((err: unknown) =>
@@ -152,7 +153,7 @@ export async function serveStdio(
   });
   await server.connect(transport);
   // Nothing that goes wrong on the channel passes silently.
-  server.server.onerror = (err) => log(`stdio: ${err instanceof Error ? err.message : String(err)}`);
+  server.server.onerror = (err) => warn(`stdio: ${err instanceof Error ? err.message : String(err)}`);
   const previous = server.server.onclose;
   server.server.onclose = () => {
     previous?.();

@@ -7,6 +7,7 @@
 
 import { randomUUID } from "node:crypto";
 import pg from "pg";
+import { log } from "../../log.js";
 import type {
   BatchResult,
   EntryRow,
@@ -48,7 +49,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   const target = parsePostgresUrl(url);
   const pool = new pg.Pool({ ...clientConfig(target), max: target.poolSize });
   pool.on("error", (err) => {
-    process.stderr.write(`waymark: an idle PostgreSQL connection failed (${err.message}); it is replaced.\n`);
+    log("warn", "waymark", `an idle PostgreSQL connection failed (${err.message}); it is replaced.`);
   });
   const instanceId = randomUUID();
   let listener: ChangeListener | null = null;

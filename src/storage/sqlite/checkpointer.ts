@@ -6,6 +6,7 @@
 
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
+import { log } from "../../log.js";
 
 const WORKER = `
 const { workerData, parentPort } = require("node:worker_threads");
@@ -27,9 +28,7 @@ export function startCheckpointer(path: string, intervalMs = 100): Checkpointer 
   const worker = new Worker(WORKER, { eval: true, workerData: { module, path, intervalMs } });
   worker.unref();
   worker.on("error", (err) => {
-    process.stderr.write(
-      `waymark: the WAL checkpointer stopped (${err.message}); checkpoints happen at close.\n`,
-    );
+    log("warn", "waymark", `the WAL checkpointer stopped (${err.message}); checkpoints happen at close.`);
   });
   return {
     stop: () =>
