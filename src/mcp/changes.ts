@@ -2,11 +2,11 @@
 // process, and a check of the watched runs when another process changed the database.
 //
 // IMPORTANT: a run executing in another process (attach mode) emits no events here; the engine reports
-// only that the database changed ("external"). Then the watched runs' rows are read in batches (one query
-// per 1,000 runs) and only a run whose row moved (status, update time, owner, lease, wake-up) or that a
-// process holds (it may be recording entries) is read whole and compared; only its subscribers are
-// called. So the cost of a change is one row per watched run plus the runs that changed, not a history
-// read per subscription.
+// only that the database changed ("external"). Then the watched runs executing now (status running) are
+// read whole and compared at once; every watched run's row (one query per 1,000 runs) is compared at most
+// once a second, and only a run whose row moved (status, update time, owner, lease, wake-up) is read whole.
+// Only the subscribers of a run that changed are called. So a change costs the runs executing and the
+// runs that changed, plus at most one row per watched run a second, not a history read per subscription.
 
 import { createHash } from "node:crypto";
 import type { WaymarkEngine } from "../engine/api.js";
@@ -44,6 +44,8 @@ function summaryOf(run: RunRow | undefined): string {
 }
 
 const BATCH = 1000;
+/** The shortest time between two comparisons of every watched run's row. */
+const SWEEP_MS = 1000;
 
 export class ChangeFeed {
   private readonly runs = new Map<string, Watched>();
@@ -52,6 +54,11 @@ export class ChangeFeed {
   private off: (() => void) | null = null;
   private checking: Promise<void> | null = null;
   private again = false;
+  /** When every watched run's row was last compared (performance.now()), and the timer of the next. */
+  private sweptAt = -Infinity;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  /** Watched runs that were executing at the last look. */
+  private live = new Set<Watched>();
 
   constructor(private readonly engine: WaymarkEngine) {}
 
@@ -109,7 +116,11 @@ export class ChangeFeed {
     if (e.type === "run") for (const fn of [...this.any]) call(fn);
   }
 
-  /** After another process wrote: finds the watched runs that changed, and notifies their subscribers. */
+  /**
+   * After another process wrote: finds the watched runs that changed and notifies their subscribers. At
+   * once for runs executing now (status running: only those record entries) and those that just stopped;
+   * every other watched run by its row, at most once a second (a claim, a cancel, a wake-up moves it).
+   */
   private checkAll(): Promise<void> {
     if (this.checking) {
       this.again = true;
@@ -118,13 +129,18 @@ export class ChangeFeed {
     this.checking = (async () => {
       do {
         this.again = false;
-        const watched = [...this.runs.values()];
-        for (let i = 0; i < watched.length; i += BATCH) {
-          const chunk = watched.slice(i, i + BATCH);
-          const rows = await this.engine.getRuns(chunk.map((w) => w.id)).catch(() => null);
-          if (!rows) continue;
-          const byId = new Map(rows.map((r) => [r.id, r]));
-          for (const w of chunk) await this.compare(w, byId.get(w.id));
+        await this.checkRunning();
+        const wait = this.sweptAt + SWEEP_MS - performance.now();
+        if (wait <= 0) {
+          this.sweptAt = performance.now();
+          await this.check([...this.runs.values()]);
+        } else if (!this.sweepTimer) {
+          // The writes since the last sweep are looked at once it is due, even if no other write follows.
+          this.sweepTimer = setTimeout(() => {
+            this.sweepTimer = null;
+            if (!this.engine.closed && this.runs.size) void this.checkAll();
+          }, wait);
+          this.sweepTimer.unref();
         }
         if (this.any.size) {
           const fp = await this.countsFingerprint().catch(() => this.anyFingerprint);
@@ -138,6 +154,37 @@ export class ChangeFeed {
       this.checking = null;
     });
     return this.checking;
+  }
+
+  /** The watched runs executing now, and those that were at the last look: compared at once. */
+  private async checkRunning(): Promise<void> {
+    const now = new Set<Watched>();
+    for (let cursor: string | undefined; ; ) {
+      const page = await this.engine
+        .listRuns({ status: "running", limit: 1000, ...(cursor ? { cursor } : {}) })
+        .catch(() => null);
+      if (!page) return;
+      for (const r of page.runs) {
+        const w = this.runs.get(label(r.workflow, r.key));
+        if (w) now.add(w);
+      }
+      if (!page.nextCursor) break;
+      cursor = page.nextCursor;
+    }
+    const look = [...new Set([...now, ...this.live])];
+    this.live = now;
+    await this.check(look);
+  }
+
+  /** Compares the given watched runs with their rows, read in batches. */
+  private async check(watched: Watched[]): Promise<void> {
+    for (let i = 0; i < watched.length; i += BATCH) {
+      const chunk = watched.slice(i, i + BATCH);
+      const rows = await this.engine.getRuns(chunk.map((w) => w.id)).catch(() => null);
+      if (!rows) continue;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const w of chunk) await this.compare(w, byId.get(w.id));
+    }
   }
 
   /** Reads a watched run whole only when its row moved or a process holds it; calls its subscribers if it changed. */

@@ -1,6 +1,7 @@
 // The cost of change notification is the runs that changed, not the subscriptions held: a server attached
 // to a database holds 5,000 subscriptions (one per waiting run) while another engine moves one run on.
-// Counted, not timed: how many runs the server reads whole (history pages) and which subscribers it calls.
+// Counted, not timed: how many runs the server reads whole (history pages) and which subscribers it calls;
+// a run that changes without executing (a cancel while it waits) is still notified, by the row sweep.
 // Before, every change by another process re-read every watched run (5,000 lookups and history reads).
 
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -60,4 +61,12 @@ it("5,000 subscriptions across runs: a change by another process reads and notif
   expect(work.findRun).toBe(0);
   expect(work.history).toBeGreaterThan(0);
   expect(work.history).toBeLessThan(20);
+
+  // A run that changes without executing (cancelled while it waits) is noticed by the row sweep.
+  await owner.cancel((await owner.get("approval", "a-8")).id);
+  await until(
+    () => updated.includes("waymark://runs/approval/a-8"),
+    "the cancel of a waiting run to be notified",
+  );
+  expect(new Set(updated)).toEqual(new Set(["waymark://runs/approval/a-7", "waymark://runs/approval/a-8"]));
 }, 300_000);
