@@ -53,6 +53,12 @@ export function checkReport(report: DriftReport, db: string, module: string): st
       `Not known: ${report.unfinished.join(", ")}: the code awaited something of its own (a timer, I/O) for over 3 s before reaching its history.`,
     );
   }
+  for (const u of report.unregistered) {
+    lines.push(
+      "",
+      `Not checked: ${u.count} unfinished run${u.count === 1 ? "" : "s"} of workflow "${u.workflow}", which ${module} does not register: a process running this registry leaves ${u.count === 1 ? "it" : "them"} alone (another application's, or a workflow removed too early).`,
+    );
+  }
   lines.push(
     "",
     report.findings.length

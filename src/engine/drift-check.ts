@@ -50,6 +50,8 @@ export interface DriftReport {
   findings: DriftFinding[];
   /** Runs whose code awaited something of its own past the check's limit: not known either way. */
   unfinished: string[];
+  /** Unfinished runs of workflows the registry does not hold: not checked, and no process with it runs them. */
+  unregistered: Array<{ workflow: string; count: number }>;
   /** True when the check was stopped (the engine closed) before it looked at every run. */
   aborted: boolean;
 }
@@ -87,7 +89,13 @@ export async function checkUnfinishedRuns(
 }
 
 async function checkAll(store: Store, defs: Definitions, options: DriftCheckOptions): Promise<DriftReport> {
-  const report: DriftReport = { checked: 0, findings: [], unfinished: [], aborted: false };
+  const report: DriftReport = { checked: 0, findings: [], unfinished: [], unregistered: [], aborted: false };
+  const others = new Map<string, number>();
+  for (const c of await store.countRuns()) {
+    if (!defs.has(c.workflow) && UNFINISHED.includes(c.status))
+      others.set(c.workflow, (others.get(c.workflow) ?? 0) + c.count);
+  }
+  report.unregistered = [...others].sort().map(([workflow, count]) => ({ workflow, count }));
   const batch = options.batch ?? 100;
   const stopped = () => options.signal?.aborted === true;
   for (const workflow of [...defs.keys()].sort()) {

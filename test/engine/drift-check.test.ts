@@ -100,7 +100,14 @@ describe("the deploy check", () => {
       expect(broken.findings).toHaveLength(250);
       expect(loads).toEqual([100, 100, 50]);
       const fine = await checkUnfinishedRuns(store, deployed.definitions, { clock });
-      expect(fine).toMatchObject({ checked: 250, findings: [], unfinished: [] });
+      expect(fine).toMatchObject({ checked: 250, findings: [], unfinished: [], unregistered: [] });
+      // Runs of a workflow the registry does not hold are counted, not checked.
+      const other = setup({ use: { invoice: payout("load-account") } });
+      expect(await checkUnfinishedRuns(store, other.definitions, { clock })).toMatchObject({
+        checked: 0,
+        findings: [],
+        unregistered: [{ workflow: "payout", count: 250 }],
+      });
       // A version this registry lacks is a finding too: the engine would refuse to start.
       const v2 = setup({ use: { payout: workflow({ ...payout("load-account"), version: 2 }) } });
       const missing = await checkUnfinishedRuns(store, v2.definitions, { clock, batch: 500 });
