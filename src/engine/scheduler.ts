@@ -115,6 +115,7 @@ export class Scheduler {
       const limit = Math.min(room, 100);
       const claimed = await e.store.claimDue(now, e.owner, now + e.leaseMs, limit, [...e.defs.keys()]);
       if (claimed.length === 0) break;
+      e.metrics.tookOver(claimed.filter((r) => r.takenFrom !== null).length);
       const resume: number[] = [];
       try {
         for (const run of claimed) {

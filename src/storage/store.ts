@@ -124,6 +124,9 @@ export interface WorkflowMeta {
   registeredAt: number;
 }
 
+/** A run claimDue claimed, with the owner whose expired lease it took over (null when nobody held it). */
+export type ClaimedRun = RunRow & { takenFrom: string | null };
+
 export interface CreateRun {
   workflow: string;
   key: string;
@@ -308,7 +311,7 @@ export interface Store {
     leaseUntil: number,
     limit: number,
     workflows: string[] | null,
-  ): Promise<RunRow[]>;
+  ): Promise<ClaimedRun[]>;
   /**
    * Extends the lease (and wake_at) of the given runs this owner holds; returns the ids renewed. A listed
    * run left out is no longer this owner's (another process took it over, or it ended): the caller must

@@ -9,9 +9,11 @@ import type { Engine } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
 import { serveHttp } from "../../src/mcp/http.js";
 import { createMcpServer } from "../../src/mcp/server.js";
+import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import { tempDb, until } from "../helpers.js";
 import { Closer, call } from "../mcp/helpers.js";
 import { httpClient, raw } from "../mcp/http-helpers.js";
+import { batch as emptyBatch } from "../storage/backends.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
@@ -176,5 +178,35 @@ describe("/metrics", () => {
     expect(value(await read(a), "waymark_steps_completed_total", { workflow: "noop" })).toBe(2);
     expect(value(await read(b), "waymark_steps_completed_total", { workflow: "noop" })).toBe(1);
     expect(value(await read(b), "waymark_runs", { workflow: "noop", status: "completed" })).toBe(1);
+  });
+
+  it("counts the runs it takes over from an owner whose lease expired", async () => {
+    const db = tempDb();
+    const t0 = Date.UTC(2026, 0, 1);
+    const store = openSqliteStore(db);
+    await store.commit(
+      emptyBatch(t0, {
+        creates: [
+          {
+            workflow: "noop",
+            key: "orphan",
+            version: 1,
+            input: null,
+            initialState: "{}",
+            now: t0,
+            owner: "another-host:4242:gone",
+            leaseUntil: t0 + 15_000,
+          },
+        ],
+      }),
+    );
+    await store.close();
+    const noop = workflow({ run: async (ctx) => ctx.step("only", () => 1) });
+    const clock = new FakeClock(t0 + 20_000);
+    const engine = (await setup({ use: { noop } }).start({ database: db, clock })) as unknown as Engine;
+    closer.add(() => engine.close());
+    expect(await (await engine.get("noop", "orphan")).result({ timeout: 5000 })).toBe(1);
+    const text = (await engine.metrics.scrape()).body;
+    expect(value({ text, families: parse(text) }, "waymark_leases_taken_over_total")).toBe(1);
   });
 });

@@ -40,6 +40,7 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
       waiting: null,
       waitQueues: null,
       updatedAt: T0 + 1000,
+      takenFrom: null,
     });
     const rest = await store.claimDue(T0 + 1000, "me", T0 + 6000, 10, null);
     expect(rest.map((r) => r.key).sort()).toEqual(["late", "waiting"]);
@@ -101,7 +102,13 @@ describe.each(BACKENDS)("$name store: claims and leases", (backend) => {
     expect(await store.claimDue(T0 + 999, "b", T0 + 5000, 10, null)).toEqual([]);
     expect(await store.claimDue(T0 + 1000, "a", T0 + 5000, 10, null)).toEqual([]);
     const [taken] = await store.claimDue(T0 + 1000, "b", T0 + 5000, 10, null);
-    expect(taken).toMatchObject({ id: run.id, owner: "b", leaseUntil: T0 + 5000, wakeAt: T0 + 5000 });
+    expect(taken).toMatchObject({
+      id: run.id,
+      owner: "b",
+      leaseUntil: T0 + 5000,
+      wakeAt: T0 + 5000,
+      takenFrom: "a",
+    });
     // The old owner's writes are refused from now on.
     await expect(
       store.commit(

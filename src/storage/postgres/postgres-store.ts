@@ -10,6 +10,7 @@ import pg from "pg";
 import { log } from "../../log.js";
 import type {
   BatchResult,
+  ClaimedRun,
   EntryRow,
   FailureGroupQuery,
   FailureGroupRow,
@@ -192,10 +193,10 @@ export class PostgresStore implements Store {
     leaseUntil: number,
     limit: number,
     workflows: string[] | null,
-  ): Promise<RunRow[]> {
+  ): Promise<ClaimedRun[]> {
     // Not retried: if the connection died after the claim committed, a second claim would take more runs.
     const values = [now, owner, limit, workflows, leaseUntil];
-    return (await this.q<RunRow>("wm_claim_due", this.sql.claimDue, values, false)).rows;
+    return (await this.q<ClaimedRun>("wm_claim_due", this.sql.claimDue, values, false)).rows;
   }
 
   async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<number[]> {

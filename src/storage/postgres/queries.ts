@@ -38,7 +38,7 @@ export function statements(t: Tables) {
     liveVersions: `SELECT workflow, version, count(*) AS count, (array_agg(key ORDER BY id))[1:20] AS keys
       FROM ${t.runs} WHERE status NOT IN ${TERMINAL_SQL} GROUP BY workflow, version`,
     claimDue: `WITH due AS (
-        SELECT id FROM ${t.runs}
+        SELECT id, owner FROM ${t.runs}
         WHERE wake_at <= $1 AND (owner IS NULL OR lease_until <= $1) AND (owner IS NULL OR owner <> $2)
           AND ($4::text[] IS NULL OR workflow = ANY($4::text[]))
         ORDER BY wake_at LIMIT $3 FOR UPDATE SKIP LOCKED)
@@ -46,7 +46,7 @@ export function statements(t: Tables) {
         status = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.status ELSE 'running' END,
         waiting = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.waiting ELSE NULL END,
         wait_queues = NULL
-      FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}`,
+      FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}, due.owner AS "takenFrom"`,
     renew: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
       WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 AND id = ANY($3::bigint[]) ORDER BY id FOR UPDATE)
       RETURNING id`,

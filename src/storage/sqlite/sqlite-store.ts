@@ -8,6 +8,7 @@ import { LeaseLostError, StorageError } from "../../errors.js";
 import type { Durability } from "../durability.js";
 import type {
   BatchResult,
+  ClaimedRun,
   CreateResult,
   EntryRow,
   FailureGroupQuery,
@@ -441,16 +442,18 @@ export class SqliteStore implements Store {
     leaseUntil: number,
     limit: number,
     workflows: string[] | null,
-  ): Promise<RunRow[]> {
-    const claimed: RunRow[] = [];
+  ): Promise<ClaimedRun[]> {
+    const claimed: ClaimedRun[] = [];
     try {
       this.db
         .transaction(() => {
-          const ids = this.stmts.due.all(
+          const due = this.stmts.due.all(
             numbered(now, limit, workflows ? JSON.stringify(workflows) : null, owner),
-          ) as number[];
-          for (const id of ids)
-            claimed.push(this.stmts.claim.get({ owner, until: leaseUntil, now, id }) as RunRow);
+          ) as Array<{ id: number; owner: string | null }>;
+          for (const d of due) {
+            const row = this.stmts.claim.get({ owner, until: leaseUntil, now, id: d.id }) as RunRow;
+            claimed.push({ ...row, takenFrom: d.owner });
+          }
         })
         .immediate();
     } catch (err) {

@@ -177,10 +177,10 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     messagesSince: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id > ? ORDER BY id LIMIT ?`),
     maxMessageId: p("SELECT coalesce(max(id), 0) FROM messages").pluck(),
-    due: p(`SELECT id FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
+    due: p(`SELECT id, owner FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
       AND (owner IS NULL OR owner != ?4)
       AND (?3 IS NULL OR workflow IN (SELECT value FROM json_each(?3)))
-      ORDER BY wake_at LIMIT ?2`).pluck(),
+      ORDER BY wake_at LIMIT ?2`),
     claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
         status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
         waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
