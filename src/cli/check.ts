@@ -12,14 +12,17 @@ import { isPostgresUrl } from "../storage/postgres/connect.js";
 import { openSqliteStore } from "../storage/sqlite/sqlite-store.js";
 import { loadRegistry, RegistrySideEffectsError } from "./load-registry.js";
 
-const USAGE = `Usage: waymark check --registry <module> [--db <file>] [--json]
+const USAGE = `Usage: waymark check --registry <module> [--allow-handles] [--db <file>] [--json]
 
 Before a deploy: replays the history of every unfinished run (pending, running, sleeping, waiting,
 retrying) against the code the registry module now registers, without running a step or writing
 anything, and lists each run that would fail when it runs again, with the first differing entry and
 the fix. Exit code 0 when every run matches, 1 when some would fail, 2 on bad usage.
 
-  --registry <module>  the module exporting the registry (setup({ use })); TypeScript is loaded directly
+  --registry <module>  the module exporting the registry (setup({ use })); TypeScript is loaded directly.
+                       It must only define and export it: one that starts an engine, servers or timers at
+                       import is refused
+  --allow-handles      accept a module that leaves handles open at import (never one that starts an engine)
   --db <file|url>      SQLite database file (default ${DEFAULT_DATABASE}), opened read-only, or postgres:// URL
   --json               print the report as JSON
   -h, --help           show this help
@@ -80,6 +83,7 @@ export async function run(
   let values: {
     db?: string | undefined;
     registry?: string | undefined;
+    "allow-handles"?: boolean | undefined;
     json?: boolean | undefined;
     help?: boolean | undefined;
   };
@@ -89,6 +93,7 @@ export async function run(
       options: {
         db: { type: "string" },
         registry: { type: "string" },
+        "allow-handles": { type: "boolean" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -110,7 +115,7 @@ export async function run(
   }
   let registry: Awaited<ReturnType<typeof loadRegistry>>;
   try {
-    registry = await loadRegistry(values.registry);
+    registry = await loadRegistry(values.registry, { allowHandles: values["allow-handles"] ?? false });
   } catch (err) {
     if (err instanceof RegistrySideEffectsError) {
       // What the module started (servers, timers) would keep this process alive: one line, and leave.

@@ -58,8 +58,14 @@ const isRegistry = (v: unknown): v is Registry<Record<string, never>> =>
 const ONLY =
   "Make the module only define and export the registry (export const registry = setup({ use: { ... } })) and start the engine, servers and timers in another file (your app's entry point).";
 
-/** Imports `spec` and returns the registry it exports; refuses a module that starts anything at load. */
-export async function loadRegistry(spec: string): Promise<Registry<Record<string, never>>> {
+/**
+ * Imports `spec` and returns the registry it exports; refuses a module that starts an engine at load, and
+ * (unless `allowHandles`) one that leaves handles open.
+ */
+export async function loadRegistry(
+  spec: string,
+  options: { allowHandles?: boolean } = {},
+): Promise<Registry<Record<string, never>>> {
   const file = path.resolve(spec);
   if (!fs.existsSync(file)) throw new UsageError(`--registry: no file at ${file}.`);
   const { register } = await import("tsx/esm/api");
@@ -94,10 +100,10 @@ export async function loadRegistry(spec: string): Promise<Registry<Record<string
       { cause: reason },
     );
   }
-  const left = opened(before, handleCounts());
+  const left = options.allowHandles ? [] : opened(before, handleCounts());
   if (left.length > 0) {
     throw new RegistrySideEffectsError(
-      `--registry ${spec} leaves ${left.join(" and ")} open when imported: a module that starts things at load is an application, not a registry, and this server will not run beside it. ${ONLY}`,
+      `--registry ${spec} leaves ${left.join(" and ")} open when imported: a module that starts things at load is an application, not a registry, and this server will not run beside it. ${ONLY} If they are harmless (a logger's worker, a client's socket), pass --allow-handles.`,
     );
   }
   const mod = result.value;

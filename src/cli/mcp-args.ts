@@ -6,8 +6,8 @@ import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SUBSCRIPTIONS } from "../mcp/limits.j
 import { DEFAULT_DATABASE } from "../storage/open.js";
 
 /** `waymark mcp --help`. */
-export const HELP = `Usage: waymark mcp [--stdio | --http [host:]port] [--db file] [--create] [--registry module] [--read-only]
-                  [--token-env NAME] [--session-idle minutes] [--max-sessions N] [--max-subscriptions N]
+export const HELP = `Usage: waymark mcp [--stdio | --http [host:]port] [--db file] [--create] [--registry module [--allow-handles]]
+                  [--read-only] [--token-env NAME] [--session-idle minutes] [--max-sessions N] [--max-subscriptions N]
 
 Serves a Waymark database over MCP.
   --stdio              Talk MCP over stdin/stdout (default): what Claude Code, Claude Desktop and Cursor spawn.
@@ -20,7 +20,10 @@ Serves a Waymark database over MCP.
   --registry module    A module exporting a registry (setup({ use })); TypeScript is loaded directly. This
                        server then runs the workflows itself. Without it, the server attaches beside the
                        application that owns the database: it reads everything, and its messages, cancels
-                       and replays are carried out by that application.
+                       and replays are carried out by that application. The module must only define and
+                       export the registry: one that starts an engine, servers or timers when imported is refused.
+  --allow-handles      Serve a --registry module that leaves handles open at import (a logger's worker, a
+                       client's socket); one that starts an engine is refused all the same.
   --read-only          Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action),
                        and the inspector's actions (send, replay, cancel). Beside an application, the SQLite
                        file is opened read-only.
@@ -45,6 +48,8 @@ export interface Args {
   /** --create: a missing SQLite file is created empty. */
   create: boolean;
   registry: string | null;
+  /** --allow-handles: a registry module may leave handles open at import (never start an engine). */
+  allowHandles: boolean;
   readOnly: boolean;
   tokenEnv: string | null;
   sessionIdleMs: number;
@@ -65,6 +70,7 @@ export function parseArgs(argv: string[]): Args | "help" {
     dbGiven: false,
     create: false,
     registry: null,
+    allowHandles: false,
     readOnly: false,
     tokenEnv: null,
     sessionIdleMs: DEFAULT_SESSION_IDLE_MS,
@@ -118,6 +124,9 @@ export function parseArgs(argv: string[]): Args | "help" {
         break;
       case "--registry":
         args.registry = value(i++, a);
+        break;
+      case "--allow-handles":
+        args.allowHandles = true;
         break;
       case "--read-only":
         args.readOnly = true;

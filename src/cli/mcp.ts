@@ -67,7 +67,7 @@ export async function run(argv: string[]): Promise<number> {
   let engine: WaymarkEngine;
   try {
     if (args.registry) {
-      const registry = await loadRegistry(args.registry);
+      const registry = await loadRegistry(args.registry, { allowHandles: args.allowHandles });
       engine = (await registry.start({ database: args.db })) as unknown as WaymarkEngine;
       say(`running workflows ${engine.registered().join(", ") || "(none)"} on ${args.db}`);
     } else {
@@ -130,5 +130,7 @@ export async function run(argv: string[]): Promise<number> {
   await http?.close();
   await engine.close();
   say("stopped");
+  // Handles the registry module or its steps left open (--allow-handles) must not keep a stopped server alive.
+  setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
   return 0;
 }

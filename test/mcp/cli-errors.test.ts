@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { afterEach, describe, expect, test } from "vitest";
 import { setup, workflow } from "../../src/index.js";
-import { Closer, call, ROOT, startEngine, text } from "./helpers.js";
+import { Closer, call, ROOT, startEngine, text, until } from "./helpers.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
@@ -207,6 +207,42 @@ describe("a --registry module must only define and export the registry", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/leaves (1 TCP server and 1 timer|1 timer and 1 TCP server) open when imported/);
     expect(files(dir)).toEqual([]);
+  });
+
+  test("--allow-handles serves a module that leaves handles open, and the server still exits when stdin ends", async () => {
+    const dir = tempDir();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [...TSX, MAIN, "mcp", "--stdio", "--create", "--db", path.join(dir, "app.db")].concat([
+        "--registry",
+        "test/mcp/server-registry.ts",
+        "--allow-handles",
+      ]),
+      cwd: ROOT,
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "allow-handles-test", version: "1.0.0" });
+    await client.connect(transport);
+    closer.add(() => client.close());
+    expect((await call(client, "start_run", { workflow: "greet", key: "g-1" })).isError).toBeFalsy();
+
+    // Without a client's signals: stdin ends, and the module's server and timer do not keep it alive.
+    const child = spawn(
+      process.execPath,
+      [...TSX, MAIN, "mcp", "--stdio", "--db", path.join(dir, "app.db"), "--registry"].concat([
+        "test/mcp/server-registry.ts",
+        "--allow-handles",
+      ]),
+      { cwd: ROOT, stdio: ["pipe", "ignore", "pipe"] },
+    );
+    closer.add(() => child.kill("SIGKILL"));
+    let stderr = "";
+    child.stderr!.on("data", (d) => (stderr += d));
+    await until(() => stderr.includes("serving MCP over stdio"), "the server to serve", 20_000);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", resolve));
+    child.stdin!.end();
+    expect(await exited).toBe(0);
+    expect(stderr).toContain("stopped");
   });
 
   test("waymark check refuses such modules the same way, and exits at once", async () => {
