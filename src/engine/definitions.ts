@@ -1,7 +1,7 @@
 // Workflow definitions by name and version: what a registry must hold, and what it publishes.
 
 import { z } from "zod";
-import { VersionMissingError } from "../errors.js";
+import { NoCodeError, UnknownWorkflowError, VersionMissingError } from "../errors.js";
 import type { Store, WorkflowMeta } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
 
@@ -49,4 +49,18 @@ export async function checkVersions(store: Store, defs: Definitions): Promise<vo
   if (missing.length) {
     throw new VersionMissingError(missing);
   }
+}
+
+/** The latest registered version of a workflow; NoCodeError when nothing is registered (attached). */
+export function latestDefinition(defs: Definitions, workflow: string): AnyWorkflow {
+  const versions = typeof workflow === "string" ? defs.get(workflow) : undefined;
+  if (!versions && defs.size === 0) {
+    throw new NoCodeError(
+      `This engine has no workflows (attach() reads and messages runs that another process executes), so it cannot create a run of ${JSON.stringify(String(workflow))}. Create runs from the application that registers the workflow (setup({ use }).start()), or use engine.get(workflow, key) for an existing run.`,
+    );
+  }
+  if (!versions) throw new UnknownWorkflowError(String(workflow), [...defs.keys()]);
+  let best: AnyWorkflow | undefined;
+  for (const d of versions.values()) if (!best || d.version > best.version) best = d;
+  return best!;
 }

@@ -10,33 +10,25 @@
 import { diagnose } from "../diagnosis/diagnose.js";
 import { type FailureList, listFailures } from "../diagnosis/signatures.js";
 import type { DiagnoseOptions, Diagnosis } from "../diagnosis/types.js";
-import {
-  EngineClosedError,
-  InvalidInputError,
-  NoCodeError,
-  RunNotFoundError,
-  StorageError,
-  UnknownWorkflowError,
-} from "../errors.js";
+import { EngineClosedError, RunNotFoundError, StorageError, UnknownWorkflowError } from "../errors.js";
 import { log } from "../log.js";
 import { EngineMetrics } from "../observability/metrics.js";
 import { startRunTrace } from "../observability/tracing.js";
 import { assertStartAllowed } from "../start-guard.js";
 import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
-import type { AnyWorkflow } from "../workflow.js";
 import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
 import { cancelRun } from "./cancel.js";
 import { ChangeWatcher } from "./change-watcher.js";
 import { type Clock, systemClock } from "./clock.js";
 import { makeContext } from "./context.js";
 import type { EngineCore, RunIdentity, Wait } from "./core.js";
-import { checkVersions, type Definitions, publishDefinitions } from "./definitions.js";
+import { checkVersions, type Definitions, latestDefinition, publishDefinitions } from "./definitions.js";
 import { type EngineEvent, EventHub } from "./events.js";
 import { RunExecution } from "./execution.js";
 import { toJson } from "./json.js";
 import { LeaseKeeper } from "./leases.js";
 import { expireDeadOwners, makeOwnerId } from "./owners.js";
-import { textProblem } from "./query-input.js";
+import { checkRunKey } from "./query-input.js";
 import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
 import { Requests } from "./requests.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
@@ -191,8 +183,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   /** Gets a run by key, creating it (and starting it) if it does not exist. */
   async getOrCreate(workflow: string, key: string, input?: unknown) {
     this.assertOpen();
-    const def = this.latest(workflow);
-    this.checkKey(key);
+    const def = latestDefinition(this.defs, workflow);
+    checkRunKey(key);
     const inputJson = input === undefined ? null : toJson(input, `The input of run "${workflow}/${key}"`);
     const now = this.clock.now();
     const claim = this.executes && this.active.size < this.maxActive;
@@ -352,35 +344,6 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
 
   assertOpen(): void {
     if (this.closed) throw new EngineClosedError();
-  }
-
-  checkKey(key: unknown): asserts key is string {
-    if (
-      typeof key !== "string" ||
-      key.length === 0 ||
-      key.length > 512 ||
-      /[\u0000-\u001f]/.test(key) ||
-      textProblem(key) !== null ||
-      key === "." ||
-      key === ".."
-    ) {
-      throw new InvalidInputError(
-        `Invalid run key ${JSON.stringify(key)}: a key is a non-empty string of at most 512 characters, well-formed Unicode without control characters, and not "." or ".." (those read as path steps in URLs).`,
-      );
-    }
-  }
-
-  latest(workflow: string): AnyWorkflow {
-    const versions = typeof workflow === "string" ? this.defs.get(workflow) : undefined;
-    if (!versions && this.defs.size === 0) {
-      throw new NoCodeError(
-        `This engine has no workflows (attach() reads and messages runs that another process executes), so it cannot create a run of ${JSON.stringify(String(workflow))}. Create runs from the application that registers the workflow (setup({ use }).start()), or use engine.get(workflow, key) for an existing run.`,
-      );
-    }
-    if (!versions) throw new UnknownWorkflowError(String(workflow), [...this.defs.keys()]);
-    let best: AnyWorkflow | undefined;
-    for (const d of versions.values()) if (!best || d.version > best.version) best = d;
-    return best!;
   }
 
   /** The run row for a workflow and key, or RunNotFoundError. */

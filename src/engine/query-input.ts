@@ -100,3 +100,20 @@ export function checkOptions(options: object, spec: Record<string, Expect>): voi
     }
   }
 }
+
+/** Refuses a run key no URL or store can carry: empty, over 512 characters, control characters, "." or "..". */
+export function checkRunKey(key: unknown): asserts key is string {
+  if (
+    typeof key !== "string" ||
+    key.length === 0 ||
+    key.length > 512 ||
+    /[\u0000-\u001f]/.test(key) ||
+    textProblem(key) !== null ||
+    key === "." ||
+    key === ".."
+  ) {
+    throw new InvalidInputError(
+      `Invalid run key ${JSON.stringify(key)}: a key is a non-empty string of at most 512 characters, well-formed Unicode without control characters, and not "." or ".." (those read as path steps in URLs).`,
+    );
+  }
+}

@@ -3,7 +3,6 @@
 import path from "node:path";
 import type { z } from "zod";
 import {
-  EntryNotFoundError,
   InvalidInputError,
   NoCodeError,
   ResultTimeoutError,
@@ -31,7 +30,6 @@ import type {
 } from "./api.js";
 import type { Clock } from "./clock.js";
 import { checkDepth } from "./depth.js";
-import { asEntries, entryPath } from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
 import type { EventHub } from "./events.js";
 import type { RunExecution } from "./execution.js";
@@ -50,7 +48,7 @@ import { checkOptions, checkText, describe, textProblem } from "./query-input.js
 import { QueueSchemas, validateMessage } from "./queues.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
-import { stateAround } from "./state-history.js";
+import { entryDetail } from "./state-history.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
 import { type WatchCondition, type WatchOptions, type WatchResult, watchRun } from "./watch-run.js";
 import type { WriteQueue } from "./write-queue.js";
@@ -308,25 +306,7 @@ export abstract class RunsApi {
       );
     }
     const run = await this.runRow(runId);
-    const rows = asEntries(await this.store.allEntries(runId));
-    const row =
-      typeof ref === "number"
-        ? rows.find((r) => r.seq === ref)
-        : rows.find((r) => entryPath(r.scope, r.name) === ref);
-    if (!row) {
-      const names = rows.filter((r) => r.scope === "").map((r) => r.name);
-      // A bare name of a nested entry ("send" for "notify[mail]/send"): name the paths it could mean.
-      const nested =
-        typeof ref === "string"
-          ? rows.filter((r) => r.scope !== "" && r.name === ref).map((r) => entryPath(r.scope, r.name))
-          : [];
-      throw new EntryNotFoundError(
-        `Run "${run.workflow}/${run.key}" has no entry ${JSON.stringify(ref)}. ${nested.length ? `Nested entries of that name, by path: ${nested.slice(0, 10).join(", ")}. ` : ""}${names.length ? `Its root entries are: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ", ..." : ""}.` : "Its history is empty."} Entries are named by path (e.g. "notify[mail]/send") or id.`,
-        { run: `${run.workflow}/${run.key}`, ref },
-      );
-    }
-    const { before, after } = stateAround(run.state, rows, row);
-    return { ...toHistoryEntry(row), stateBefore: before, stateAfter: after };
+    return entryDetail(run, await this.store.allEntries(runId), ref);
   }
 
   /** Waits for the run to finish; resolves its output, or rejects with why it did not complete. */

@@ -4,8 +4,12 @@
 // state sequence number. Reverting, newest first, every diff at or after an entry yields the state
 // before it. Loop compaction folds deleted entries' diffs into the loop entry, so this stays exact.
 
-import { compactedChanges, type Entry, entryPath } from "./entries.js";
+import { EntryNotFoundError } from "../errors.js";
+import type { EntryRow, RunRow } from "../storage/store.js";
+import type { EntryDetail } from "./api.js";
+import { asEntries, compactedChanges, type Entry, entryPath } from "./entries.js";
 import { type JsonValue, revertDiff, type StateDiff } from "./json.js";
+import { toHistoryEntry } from "./views.js";
 
 export interface Change {
   /** The entry that recorded it (seq). */
@@ -66,4 +70,27 @@ export function stateAround(
 /** The state sequence number of the changes a loop's compaction folded into its entry (0 if none). */
 function compactedSeq(r: Entry): number {
   return compactedChanges(r)?.stateSeq ?? 0;
+}
+
+/** One entry of a run, by id (seq) or path, with the run's state before and after it; EntryNotFoundError names what exists. */
+export function entryDetail(run: RunRow, stored: EntryRow[], ref: number | string): EntryDetail {
+  const rows = asEntries(stored);
+  const row =
+    typeof ref === "number"
+      ? rows.find((r) => r.seq === ref)
+      : rows.find((r) => entryPath(r.scope, r.name) === ref);
+  if (!row) {
+    const names = rows.filter((r) => r.scope === "").map((r) => r.name);
+    // A bare name of a nested entry ("send" for "notify[mail]/send"): name the paths it could mean.
+    const nested =
+      typeof ref === "string"
+        ? rows.filter((r) => r.scope !== "" && r.name === ref).map((r) => entryPath(r.scope, r.name))
+        : [];
+    throw new EntryNotFoundError(
+      `Run "${run.workflow}/${run.key}" has no entry ${JSON.stringify(ref)}. ${nested.length ? `Nested entries of that name, by path: ${nested.slice(0, 10).join(", ")}. ` : ""}${names.length ? `Its root entries are: ${names.slice(0, 20).join(", ")}${names.length > 20 ? ", ..." : ""}.` : "Its history is empty."} Entries are named by path (e.g. "notify[mail]/send") or id.`,
+      { run: `${run.workflow}/${run.key}`, ref },
+    );
+  }
+  const { before, after } = stateAround(run.state, rows, row);
+  return { ...toHistoryEntry(row), stateBefore: before, stateAfter: after };
 }

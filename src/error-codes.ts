@@ -1,0 +1,71 @@
+// The closed set of error codes (src/errors.ts has one class per outcome): what programs compare `err.code` with.
+
+/** Every stable code a Waymark error carries (the MCP layer's errors too); one class per outcome below. */
+export const ERROR_CODES = [
+  // callers' mistakes
+  "INVALID_INPUT",
+  "INVALID_NAME",
+  "INVALID_CURSOR",
+  "INVALID_MESSAGE",
+  "NOT_SERIALIZABLE",
+  "STATE_READ_ONLY",
+  "INVALID_CLIENT_CONFIG",
+  // what was asked for does not exist, or not here
+  "WORKFLOW_NOT_FOUND",
+  "RUN_NOT_FOUND",
+  "ENTRY_NOT_FOUND",
+  "QUEUE_NOT_FOUND",
+  "ACTION_NOT_FOUND",
+  "NO_CODE",
+  "VERSION_MISSING",
+  // runs and their code
+  "DUPLICATE_ENTRY",
+  "HISTORY_DIVERGED",
+  "STEP_FAILED",
+  "STEP_TIMEOUT",
+  "BRANCH_FAILED",
+  "RUN_FAILED",
+  "RUN_CANCELLED",
+  "RUN_FINISHED",
+  "RUN_BUSY",
+  "RESULT_TIMEOUT",
+  "ENGINE_CLOSED",
+  "ENGINE_START_REFUSED",
+  "LEASE_LOST",
+  // replay
+  "REPLAY_NEEDS_STEP",
+  "REPLAY_DIVERGED",
+  "REPLAY_NOT_STORED",
+  "REPLAY_REFUSED",
+  // storage (StorageError)
+  "MESSAGE_ALREADY_CONSUMED",
+  "MIGRATE_TARGET_NOT_EMPTY",
+  "STORAGE_AUTH_FAILED",
+  "STORAGE_BUSY",
+  "STORAGE_CANNOT_CONNECT",
+  "STORAGE_CANNOT_OPEN",
+  "STORAGE_CLOSED",
+  "STORAGE_CORRUPT",
+  "STORAGE_DATABASE_MISSING",
+  "STORAGE_ERROR",
+  "STORAGE_FAILED",
+  "STORAGE_FOREIGN_DATABASE",
+  "STORAGE_FULL",
+  "STORAGE_IN_USE",
+  "STORAGE_IO",
+  "STORAGE_NEEDS_MIGRATION",
+  "STORAGE_NEWER_SCHEMA",
+  "STORAGE_NO_FOLDER",
+  "STORAGE_NOT_FOUND",
+  "STORAGE_NOT_A_DATABASE",
+  "STORAGE_OPEN_FAILED",
+  "STORAGE_PERMISSION_DENIED",
+  "STORAGE_READONLY",
+  "STORAGE_SCHEMA_MISSING",
+  "STORAGE_TOO_MANY_CONNECTIONS",
+  "STORAGE_UNAVAILABLE",
+  "STORAGE_WRITE_FAILED",
+] as const;
+
+/** One of ERROR_CODES: what programs compare `err.code` with. */
+export type ErrorCode = (typeof ERROR_CODES)[number];
