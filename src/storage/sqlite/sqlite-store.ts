@@ -4,39 +4,31 @@
 import fs from "node:fs";
 import nodePath from "node:path";
 import Database from "better-sqlite3";
-import { LeaseLostError, StorageError } from "../../errors.js";
+import { StorageError } from "../../errors.js";
 import type { Durability } from "../durability.js";
 import type {
   BatchResult,
   ClaimedRun,
-  CreateResult,
   EntryRow,
   FailureGroupQuery,
   FailureGroupRow,
   LoadedRun,
-  MessageResult,
   MessageRow,
   RejectionRow,
   RequestRow,
   RunCount,
-  RunPatch,
   RunQuery,
   RunRow,
   Store,
   WorkflowMeta,
   WriteBatch,
 } from "../store.js";
+import { BatchWriter } from "./apply-batch.js";
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
-import {
-  entryFromArray,
-  numbered,
-  PATCH_COLUMNS,
-  prepareStatements,
-  RUN_COLUMNS,
-  type Statements,
-} from "./statements.js";
+import { failureGroupsQuery, runsQuery } from "./run-queries.js";
+import { entryFromArray, numbered, prepareStatements, type Statements } from "./statements.js";
 
 export interface SqliteOptions {
   durability?: Durability;
@@ -136,14 +128,14 @@ export class SqliteStore implements Store {
   readonly location: string;
   readonly db: Database.Database;
   private readonly stmts: Statements;
-  private readonly patchStatements = new Map<string, Database.Statement>();
   private readonly commitTx: Database.Transaction<(batch: WriteBatch) => BatchResult>;
 
   constructor(db: Database.Database, path: string) {
     this.db = db;
     this.location = path;
     this.stmts = prepareStatements(db);
-    this.commitTx = db.transaction((batch: WriteBatch) => this.apply(batch));
+    const writer = new BatchWriter(db, this.stmts);
+    this.commitTx = db.transaction((batch: WriteBatch) => writer.apply(batch));
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
     const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     for (const name of GUARDED) {
@@ -164,100 +156,6 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw this.describeWriteError(err);
     }
-  }
-
-  private apply(batch: WriteBatch): BatchResult {
-    const s = this.stmts;
-    const now = batch.now;
-    for (const lease of batch.leases) {
-      const owner = s.ownerOf.get(lease.runId) as string | null | undefined;
-      if (owner !== lease.owner) throw new LeaseLostError(lease.runId, owner ?? null);
-    }
-    const created: CreateResult[] = [];
-    for (const c of batch.creates) {
-      const row = s.insertRun.get({
-        workflow: c.workflow,
-        key: c.key,
-        version: c.version,
-        status: c.owner ? "running" : "pending",
-        input: c.input,
-        initialState: c.initialState,
-        wakeAt: c.owner ? c.leaseUntil : c.now,
-        owner: c.owner,
-        leaseUntil: c.leaseUntil,
-        now: c.now,
-        traceContext: c.traceContext ?? null,
-      }) as RunRow | undefined;
-      if (row) created.push({ run: row, created: true });
-      else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
-    }
-    for (const d of batch.deleteEntries) for (const seq of d.seqs) s.deleteEntry.run(d.runId, seq);
-    for (const e of batch.entries) {
-      s.upsertEntry.run(
-        e.runId,
-        e.seq,
-        e.scope,
-        e.ordinal,
-        e.name,
-        e.kind,
-        e.status,
-        e.startedAt,
-        e.endedAt,
-        e.input,
-        e.output,
-        e.error,
-        e.attempts,
-        e.detail,
-        e.stateSeq,
-        e.stateDiff,
-      );
-    }
-    for (const id of batch.unconsume) s.unconsume.run(id);
-    for (const c of batch.consume) {
-      if (s.consume.run(now, c.bySeq, c.messageId, c.runId).changes !== 1) {
-        throw new StorageError("MESSAGE_ALREADY_CONSUMED", `Message #${c.messageId} was already consumed.`, {
-          messageId: c.messageId,
-        });
-      }
-    }
-    for (const patch of batch.runs) this.applyPatch(patch, now);
-    const messages: MessageResult[] = [];
-    for (const m of batch.messages) {
-      const info = s.insertMessage.run(m.runId, m.queue, m.body, m.now, m.idempotencyKey);
-      if (info.changes === 1) {
-        messages.push({ id: Number(info.lastInsertRowid), duplicate: false });
-        s.wakeForMessage.run(numbered(now, m.runId, m.queue));
-      } else {
-        messages.push({
-          id: s.messageByIdempotency.get(m.runId, m.idempotencyKey) as number,
-          duplicate: true,
-        });
-      }
-    }
-    const requests: number[] = [];
-    for (const r of batch.requests) {
-      requests.push(Number(s.insertRequest.run(r.runId, r.kind, r.args, now).lastInsertRowid));
-      s.wakeForRequest.run(numbered(now, r.runId));
-    }
-    for (const d of batch.requestsDone) s.requestDone.run(now, d.result, d.id);
-    for (const r of batch.rejections) s.insertRejection.run(r);
-    return { created, messages, requests };
-  }
-
-  private applyPatch(patch: RunPatch, now: number): void {
-    const keys = Object.keys(patch).filter((k) => k !== "id" && (patch as never)[k] !== undefined);
-    if (keys.length === 0) return;
-    const signature = keys.join(",");
-    let stmt = this.patchStatements.get(signature);
-    if (!stmt) {
-      const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = @${k}`).join(", ");
-      stmt = this.db.prepare(`UPDATE runs SET ${sets} WHERE id = @id`);
-      this.patchStatements.set(signature, stmt);
-    }
-    const params: Record<string, unknown> = { id: patch.id };
-    for (const k of keys) params[k] = (patch as unknown as Record<string, unknown>)[k];
-    stmt.run(params);
-    if (patch.waitQueues) this.stmts.wakeIfMessageWaiting.run(numbered(now, patch.id, patch.waitQueues));
   }
 
   private describeWriteError(err: unknown): unknown {
@@ -298,51 +196,7 @@ export class SqliteStore implements Store {
   }
 
   async listRuns(q: RunQuery): Promise<RunRow[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    if (q.workflow !== undefined) {
-      where.push("workflow = ?");
-      args.push(q.workflow);
-    }
-    if (q.status && q.status.length > 0) {
-      where.push(`status IN (${q.status.map(() => "?").join(", ")})`);
-      args.push(...q.status);
-    }
-    if (q.key !== undefined) {
-      where.push("key = ?");
-      args.push(q.key);
-    }
-    if (q.keyContains) {
-      where.push("instr(key, ?) > 0");
-      args.push(q.keyContains);
-    }
-    if (q.errorContains) {
-      where.push("instr(lower(error), lower(?)) > 0");
-      args.push(q.errorContains);
-    }
-    if (q.createdAfter !== undefined) {
-      where.push("created_at >= ?");
-      args.push(q.createdAfter);
-    }
-    if (q.createdBefore !== undefined) {
-      where.push("created_at < ?");
-      args.push(q.createdBefore);
-    }
-    if (q.version !== undefined) {
-      where.push("version = ?");
-      args.push(q.version);
-    }
-    if (q.failureSignature !== undefined) {
-      where.push("failure_signature = ? AND status IN ('failed', 'retrying')");
-      args.push(q.failureSignature);
-    }
-    if (q.before) {
-      where.push("(created_at < ? OR (created_at = ? AND id < ?))");
-      args.push(q.before.createdAt, q.before.createdAt, q.before.id);
-    }
-    const sql = `SELECT ${RUN_COLUMNS} FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY created_at DESC, id DESC LIMIT ?`;
-    args.push(q.limit);
+    const { sql, args } = runsQuery(q);
     return this.db.prepare(sql).all(...args) as RunRow[];
   }
 
@@ -355,33 +209,12 @@ export class SqliteStore implements Store {
   }
 
   async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {
-    const where = [
-      "failure_signature IS NOT NULL",
-      "status IN ('failed', 'retrying')",
-      "coalesce(finished_at, updated_at) >= ?",
-    ];
-    const args: unknown[] = [q.since];
-    if (q.workflow !== undefined) {
-      where.push("workflow = ?");
-      args.push(q.workflow);
-    }
-    if (q.signature !== undefined) {
-      where.push("failure_signature = ?");
-      args.push(q.signature);
-    }
-    const from = `FROM runs WHERE ${where.join(" AND ")}`;
+    const { count, groups, args } = failureGroupsQuery(q);
     const total = this.db
-      .prepare(`SELECT count(*) ${from}`)
+      .prepare(count)
       .pluck()
       .get(...args) as number;
-    const groups = this.db
-      .prepare(
-        `SELECT failure_signature AS signature, workflow, count(*) AS count, sum(status = 'retrying') AS retrying,
-          min(coalesce(finished_at, updated_at)) AS firstAt, max(coalesce(finished_at, updated_at)) AS lastAt
-        ${from} GROUP BY failure_signature, workflow ORDER BY count DESC, lastAt DESC LIMIT ?`,
-      )
-      .all(...args, q.limit) as FailureGroupRow[];
-    return { total, groups };
+    return { total, groups: this.db.prepare(groups).all(...args, q.limit) as FailureGroupRow[] };
   }
 
   async liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>> {

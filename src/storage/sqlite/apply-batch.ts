@@ -1,0 +1,113 @@
+// One WriteBatch applied to SQLite, in the order store.ts documents, inside the store's transaction.
+//
+// IMPORTANT: synchronous (better-sqlite3's db.transaction): no await, so the batch commits whole or not at all.
+
+import type Database from "better-sqlite3";
+import { LeaseLostError, StorageError } from "../../errors.js";
+import type { BatchResult, CreateResult, MessageResult, RunPatch, RunRow, WriteBatch } from "../store.js";
+import { numbered, PATCH_COLUMNS, type Statements } from "./statements.js";
+
+/** Applies write batches with the store's prepared statements (and one cached UPDATE per patch shape). */
+export class BatchWriter {
+  private readonly patchStatements = new Map<string, Database.Statement>();
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly stmts: Statements,
+  ) {}
+
+  /** Applies `batch`; call inside the store's immediate transaction (it never awaits). */
+  apply(batch: WriteBatch): BatchResult {
+    const s = this.stmts;
+    const now = batch.now;
+    for (const lease of batch.leases) {
+      const owner = s.ownerOf.get(lease.runId) as string | null | undefined;
+      if (owner !== lease.owner) throw new LeaseLostError(lease.runId, owner ?? null);
+    }
+    const created: CreateResult[] = [];
+    for (const c of batch.creates) {
+      const row = s.insertRun.get({
+        workflow: c.workflow,
+        key: c.key,
+        version: c.version,
+        status: c.owner ? "running" : "pending",
+        input: c.input,
+        initialState: c.initialState,
+        wakeAt: c.owner ? c.leaseUntil : c.now,
+        owner: c.owner,
+        leaseUntil: c.leaseUntil,
+        now: c.now,
+        traceContext: c.traceContext ?? null,
+      }) as RunRow | undefined;
+      if (row) created.push({ run: row, created: true });
+      else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
+    }
+    for (const d of batch.deleteEntries) for (const seq of d.seqs) s.deleteEntry.run(d.runId, seq);
+    for (const e of batch.entries) {
+      s.upsertEntry.run(
+        e.runId,
+        e.seq,
+        e.scope,
+        e.ordinal,
+        e.name,
+        e.kind,
+        e.status,
+        e.startedAt,
+        e.endedAt,
+        e.input,
+        e.output,
+        e.error,
+        e.attempts,
+        e.detail,
+        e.stateSeq,
+        e.stateDiff,
+      );
+    }
+    for (const id of batch.unconsume) s.unconsume.run(id);
+    for (const c of batch.consume) {
+      if (s.consume.run(now, c.bySeq, c.messageId, c.runId).changes !== 1) {
+        throw new StorageError("MESSAGE_ALREADY_CONSUMED", `Message #${c.messageId} was already consumed.`, {
+          messageId: c.messageId,
+        });
+      }
+    }
+    for (const patch of batch.runs) this.patch(patch, now);
+    const messages: MessageResult[] = [];
+    for (const m of batch.messages) {
+      const info = s.insertMessage.run(m.runId, m.queue, m.body, m.now, m.idempotencyKey);
+      if (info.changes === 1) {
+        messages.push({ id: Number(info.lastInsertRowid), duplicate: false });
+        s.wakeForMessage.run(numbered(now, m.runId, m.queue));
+      } else {
+        messages.push({
+          id: s.messageByIdempotency.get(m.runId, m.idempotencyKey) as number,
+          duplicate: true,
+        });
+      }
+    }
+    const requests: number[] = [];
+    for (const r of batch.requests) {
+      requests.push(Number(s.insertRequest.run(r.runId, r.kind, r.args, now).lastInsertRowid));
+      s.wakeForRequest.run(numbered(now, r.runId));
+    }
+    for (const d of batch.requestsDone) s.requestDone.run(now, d.result, d.id);
+    for (const r of batch.rejections) s.insertRejection.run(r);
+    return { created, messages, requests };
+  }
+
+  private patch(patch: RunPatch, now: number): void {
+    const keys = Object.keys(patch).filter((k) => k !== "id" && (patch as never)[k] !== undefined);
+    if (keys.length === 0) return;
+    const signature = keys.join(",");
+    let stmt = this.patchStatements.get(signature);
+    if (!stmt) {
+      const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = @${k}`).join(", ");
+      stmt = this.db.prepare(`UPDATE runs SET ${sets} WHERE id = @id`);
+      this.patchStatements.set(signature, stmt);
+    }
+    const params: Record<string, unknown> = { id: patch.id };
+    for (const k of keys) params[k] = (patch as unknown as Record<string, unknown>)[k];
+    stmt.run(params);
+    if (patch.waitQueues) this.stmts.wakeIfMessageWaiting.run(numbered(now, patch.id, patch.waitQueues));
+  }
+}
