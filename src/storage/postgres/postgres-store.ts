@@ -30,20 +30,14 @@ import { clientConfig, migrate, type PostgresTarget, parsePostgresUrl } from "./
 import { connectionLost, describeOpenError, describeRuntimeError } from "./errors.js";
 import { ChangeListener } from "./listener.js";
 import { statements } from "./queries.js";
-import { runColumns, type Tables, tables } from "./sql.js";
+import { failureGroupsQuery, runsQuery } from "./run-queries.js";
+import { type Tables, tables } from "./sql.js";
+import { inTransaction, type Query } from "./transaction.js";
 
 export interface PostgresOptions {
   /** Open the LISTEN connection (default true). One-shot tools that never wait for changes skip it. */
   listen?: boolean;
 }
-
-type Query = <R extends pg.QueryResultRow = any>(
-  name: string,
-  text: string,
-  values: unknown[],
-) => Promise<pg.QueryResult<R>>;
-
-const RETRYABLE = new Set(["40P01", "40001"]); // deadlock, serialization failure: the transaction rolled back
 
 /** Opens (creating the schema and tables if needed) a Waymark database on PostgreSQL. */
 export async function openPostgresStore(url: string, options: PostgresOptions = {}): Promise<PostgresStore> {
@@ -118,54 +112,23 @@ export class PostgresStore implements Store {
     }
   }
 
-  /**
-   * Runs `fn` in a transaction on one connection; retries it when PostgreSQL rolled it back for a
-   * deadlock or serialization failure. `notify(result)` decides whether the commit sends NOTIFY.
-   */
-  private async transaction<T>(
+  /** Runs `fn` in a transaction on one connection (see transaction.ts). */
+  private transaction<T>(
     fn: (q: Query) => Promise<T>,
     notify: (result: T) => boolean,
     begin = "BEGIN",
   ): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      let client: pg.PoolClient;
-      try {
-        client = await this.pool.connect();
-      } catch (err) {
-        throw this.describe(err);
-      }
-      let broken = false;
-      let committing = false;
-      const onError = () => {
-        broken = true; // the connection died while checked out; its query rejects too
-      };
-      client.on("error", onError);
-      try {
-        await client.query(begin);
-        const q: Query = (name, text, values) => client.query({ name, text, values });
-        const result = await fn(q);
-        committing = true;
-        await client.query(notify(result) ? `${this.notifySql}; COMMIT` : "COMMIT");
-        return result;
-      } catch (err) {
-        if (!broken) {
-          await client.query("ROLLBACK").catch(() => {
-            broken = true;
-          });
-        }
-        const code = (err as { code?: string }).code ?? "";
-        // Rolled back for sure: a deadlock or serialization failure, or a connection lost before COMMIT.
-        const again = RETRYABLE.has(code) || (connectionLost(err) && !committing && !this.closed);
-        if (again && attempt < 8) {
-          await new Promise((r) => setTimeout(r, Math.random() * 10 * attempt));
-          continue;
-        }
-        throw this.describe(err);
-      } finally {
-        client.removeListener("error", onError);
-        client.release(broken);
-      }
-    }
+    return inTransaction(
+      {
+        pool: this.pool,
+        notifySql: this.notifySql,
+        closed: () => this.closed,
+        describe: (err) => this.describe(err),
+      },
+      fn,
+      notify,
+      begin,
+    );
   }
 
   private describe(err: unknown): unknown {
@@ -286,25 +249,7 @@ export class PostgresStore implements Store {
   }
 
   async listRuns(q: RunQuery): Promise<RunRow[]> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const arg = (v: unknown) => {
-      args.push(v);
-      return `$${args.length}`;
-    };
-    if (q.workflow !== undefined) where.push(`workflow = ${arg(q.workflow)}`);
-    if (q.status && q.status.length > 0) where.push(`status = ANY(${arg(q.status)}::text[])`);
-    if (q.key !== undefined) where.push(`key = ${arg(q.key)}`);
-    if (q.keyContains) where.push(`strpos(key, ${arg(q.keyContains)}) > 0`);
-    if (q.errorContains) where.push(`strpos(lower(error), lower(${arg(q.errorContains)})) > 0`);
-    if (q.createdAfter !== undefined) where.push(`created_at >= ${arg(q.createdAfter)}`);
-    if (q.createdBefore !== undefined) where.push(`created_at < ${arg(q.createdBefore)}`);
-    if (q.version !== undefined) where.push(`version = ${arg(q.version)}`);
-    if (q.failureSignature !== undefined)
-      where.push(`failure_signature = ${arg(q.failureSignature)} AND status IN ('failed', 'retrying')`);
-    if (q.before) where.push(`(created_at, id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
-    const text = `SELECT ${runColumns()} FROM ${this.t.runs} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit)}`;
+    const { text, args } = runsQuery(this.t, q);
     try {
       return (await this.pool.query<RunRow>(text, args)).rows;
     } catch (err) {
@@ -325,35 +270,10 @@ export class PostgresStore implements Store {
   }
 
   async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {
-    const args: unknown[] = [q.since];
-    const where = [
-      "failure_signature IS NOT NULL",
-      "status IN ('failed', 'retrying')",
-      "coalesce(finished_at, updated_at) >= $1",
-    ];
-    if (q.workflow !== undefined) {
-      args.push(q.workflow);
-      where.push(`workflow = $${args.length}`);
-    }
-    if (q.signature !== undefined) {
-      args.push(q.signature);
-      where.push(`failure_signature = $${args.length}`);
-    }
-    const from = `FROM ${this.t.runs} WHERE ${where.join(" AND ")}`;
+    const { count, groups, args } = failureGroupsQuery(this.t, q);
     try {
-      const total = (await this.pool.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, args)).rows[0]!
-        .n;
-      const groups = (
-        await this.pool.query<FailureGroupRow>(
-          `SELECT failure_signature AS signature, workflow, count(*)::int AS count,
-            (count(*) FILTER (WHERE status = 'retrying'))::int AS retrying,
-            min(coalesce(finished_at, updated_at)) AS "firstAt", max(coalesce(finished_at, updated_at)) AS "lastAt"
-          ${from} GROUP BY failure_signature, workflow ORDER BY count(*) DESC, max(coalesce(finished_at, updated_at)) DESC
-          LIMIT $${args.length + 1}`,
-          [...args, q.limit],
-        )
-      ).rows;
-      return { total, groups };
+      const total = (await this.pool.query<{ n: number }>(count, args)).rows[0]!.n;
+      return { total, groups: (await this.pool.query<FailureGroupRow>(groups, [...args, q.limit])).rows };
     } catch (err) {
       throw this.describe(err);
     }
