@@ -311,6 +311,36 @@ export class RunFailedError extends WaymarkError {
   }
 }
 
+/** A child run (ctx.child) failed or was cancelled: catch it in the parent to go on without its result. */
+export class ChildRunFailedError extends WaymarkError {
+  constructor(
+    run: string,
+    path: string,
+    child: string,
+    status: string,
+    error: { name?: string; message?: string } | null,
+  ) {
+    super(
+      "CHILD_RUN_FAILED",
+      status === "cancelled"
+        ? `Child run "${child}" of "${run}" (entry "${path}") was cancelled${error?.message ? `: ${error.message}` : ""}. Replay the child run, then the parent from "${path}"; or catch ChildRunFailedError in the parent to go on without it.`
+        : `Child run "${child}" of "${run}" (entry "${path}") failed: ${error?.name ?? "Error"}: ${error?.message ?? "unknown error"}. Diagnose the child run (diagnose_run on ${child}), fix it and replay it; the parent resumes when it completes. Or catch ChildRunFailedError in the parent to go on without it.`,
+      { run, entry: path, child, status, error },
+    );
+  }
+}
+
+/** ctx.child asked for a key that a run of that workflow already holds without being this run's child. */
+export class ChildKeyTakenError extends WaymarkError {
+  constructor(run: string, path: string, child: string, parent: string | null) {
+    super(
+      "CHILD_KEY_TAKEN",
+      `ctx.child "${path}" of run "${run}" asked for run "${child}", which exists already ${parent ? `as a child of "${parent}"` : "and was not started by a parent"}. Give each child a key of its own, derived from the parent's (e.g. "pay-" + ctx.key).`,
+      { run, entry: path, child, parent },
+    );
+  }
+}
+
 export class RunCancelledError extends WaymarkError {
   constructor(run: string) {
     super("RUN_CANCELLED", `Run "${run}" was cancelled. Replay it to run it again.`, { run });

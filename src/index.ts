@@ -9,6 +9,7 @@ export type {
   SendResult,
   WaymarkEngine,
 } from "./engine/api.js";
+export type { ChildAddress, ChildOptions } from "./engine/child.js";
 export { type Clock, FakeClock, systemClock } from "./engine/clock.js";
 export type { Duration } from "./engine/duration.js";
 export type {
@@ -36,6 +37,14 @@ export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay.j
 export type { RunRef } from "./engine/run-ref.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
+
+/**
+ * The application's workflows, for the types of ctx.child by name. Declare them once, beside setup():
+ * `declare module "waymark" { interface Register { workflows: typeof registry.workflows } }`; without it a
+ * child named by a string takes any input and returns unknown (pass the definition itself to type it anyway).
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the application's module augmentation
+export interface Register {}
 export { attach, type Registry, type StartOptions, setup } from "./registry.js";
 export { DEFAULT_DATABASE, openStore } from "./storage/open.js";
 export type { RunStatus, Store } from "./storage/store.js";

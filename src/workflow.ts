@@ -1,7 +1,9 @@
 // What users write: workflow definitions, the contexts their code receives, and the registry.
 
 import type { z } from "zod";
+import type { ChildAddress, ChildOptions } from "./engine/child.js";
 import { textProblem } from "./engine/query-input.js";
+import type { Register } from "./index.js";
 
 /** Milliseconds, or a string of number+unit parts (ms, s, m, h, d, w): 500, "500ms", "10s", "1h30m". */
 export type Duration = number | string;
@@ -107,7 +109,38 @@ export interface WorkflowContext<S = any, Q extends QueueSchemas = QueueSchemas>
    * when this run reaches the point for the first time. Runs that passed the point before it existed get 1.
    */
   version(name: string, latest: number): Promise<number>;
+  /**
+   * Starts (or finds, by workflow and key) a run of another workflow and waits for its result, suspended.
+   * A failed or cancelled child throws ChildRunFailedError. With `{ detach: true }` returns its address at
+   * once. `workflow` is a registered name (typed through `Register`) or the definition itself.
+   */
+  child<N extends RegisteredName>(
+    name: string,
+    workflow: N,
+    options: ChildOptions<InputOf<RegisteredWorkflows[N]>> & { detach: true },
+  ): Promise<ChildAddress>;
+  child<N extends RegisteredName>(
+    name: string,
+    workflow: N,
+    options: ChildOptions<InputOf<RegisteredWorkflows[N]>> & { detach?: false },
+  ): Promise<OutputOf<RegisteredWorkflows[N]>>;
+  child<W extends AnyWorkflow>(
+    name: string,
+    workflow: W,
+    options: ChildOptions<InputOf<W>> & { detach: true },
+  ): Promise<ChildAddress>;
+  child<W extends AnyWorkflow>(
+    name: string,
+    workflow: W,
+    options: ChildOptions<InputOf<W>> & { detach?: false },
+  ): Promise<OutputOf<W>>;
 }
+
+/** The workflows the application registered for ctx.child's types (see Register), or any workflow. */
+type RegisteredWorkflows = Register extends { workflows: infer U extends Record<string, WorkflowEntry> }
+  ? U
+  : Record<string, AnyWorkflow>;
+type RegisteredName = keyof RegisteredWorkflows & string;
 
 /** What an action receives: the run's committed state (read-only) and a way to message the run. */
 export interface ActionContext<S = any, Q extends QueueSchemas = QueueSchemas> {

@@ -5,6 +5,7 @@ import { RunCancelledError } from "../errors.js";
 import { type RunRow, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
 import { cancelEntries } from "./branches.js";
 import type { Engine } from "./engine.js";
+import { asEntries, detailOf } from "./entries.js";
 
 /** What a cancelled run records as its error: who cancelled it and when. */
 function cancelReason(label: string, by: string, at: number): string {
@@ -28,6 +29,7 @@ export async function cancelRun(engine: Engine, runId: number, by: string): Prom
     await engine.writes.flush();
     await engine.store.cancelRun(runId, now, engine.owner, cancelReason(exec.label, by, now));
     engine.events.emit({ type: "run", runId, workflow: exec.workflow, key: exec.key, status: "cancelled" });
+    await ended(engine, runId, exec.label);
     return "cancelled";
   }
   const row = await engine.runRow(runId);
@@ -41,6 +43,7 @@ export async function cancelRun(engine: Engine, runId: number, by: string): Prom
     )
   ) {
     engine.events.emit({ type: "run", runId, workflow: row.workflow, key: row.key, status: "cancelled" });
+    await ended(engine, runId, `${row.workflow}/${row.key}`);
     return "cancelled";
   }
   await engine.writes.request(runId, "cancel", JSON.stringify({ by }));
@@ -66,5 +69,23 @@ export async function cancelClaimed(engine: Engine, run: RunRow, by: string): Pr
       key: run.key,
       status: "cancelled",
     });
+    await ended(engine, run.id, `${run.workflow}/${run.key}`);
+  }
+}
+
+/** A cancelled run: a parent waiting on it here wakes; its unfinished, non-detached children are cancelled. */
+async function ended(engine: Engine, runId: number, label: string): Promise<void> {
+  engine.childRuns.ended(runId);
+  engine.poke();
+  const children = (await engine.store.childRuns(runId)).filter((c) => !TERMINAL_STATUSES.includes(c.status));
+  if (children.length === 0) return;
+  const detached = new Set<string>();
+  for (const e of asEntries(await engine.store.allEntries(runId))) {
+    if (e.kind !== "child") continue;
+    const detail = detailOf(e);
+    if (detail?.detach) detached.add(`${detail.workflow}/${detail.key}`);
+  }
+  for (const child of children) {
+    if (!detached.has(`${child.workflow}/${child.key}`)) await cancelRun(engine, child.id, `parent ${label}`);
   }
 }

@@ -52,6 +52,7 @@ export class ChangeWatcher {
       if (fresh.length < 1000) break;
     }
     if (e.active.size > 0) await e.requests.applyToActive([...e.active.keys()]);
+    await e.childRuns.check();
   }
 
   private async poll(): Promise<void> {

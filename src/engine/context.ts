@@ -1,8 +1,9 @@
 // Builds the `ctx` a workflow's code receives for one scope; every primitive lives in its own file.
 
 import { InvalidInputError, InvalidNameError } from "../errors.js";
-import type { LoopOptions, StepContext, StepOptions, WorkflowContext } from "../workflow.js";
+import type { AnyWorkflow, LoopOptions, StepContext, StepOptions, WorkflowContext } from "../workflow.js";
 import { runJoin, runLoop, runRace } from "./branches.js";
+import { type ChildOptions, runChild } from "./child.js";
 import type { Duration } from "./duration.js";
 import { detailOf, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
@@ -88,6 +89,9 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
     },
     version(name: string, latest: number) {
       return runVersion(exec, scope, name, latest);
+    },
+    child(name: string, workflow: string | AnyWorkflow, options: ChildOptions<any>) {
+      return runChild(exec, scope, name, workflow, options) as Promise<never>;
     },
   };
   return ctx;

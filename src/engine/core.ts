@@ -2,6 +2,7 @@
 
 import type { RunMetrics } from "../observability/metrics.js";
 import type { EntryRow } from "../storage/store.js";
+import type { ChildRuns } from "./child-runs.js";
 import type { Clock } from "./clock.js";
 import type { WaitKind } from "./entries.js";
 import type { Scope } from "./history.js";
@@ -19,6 +20,8 @@ export interface Wait {
   kind: WaitKind;
   deadline: number | null;
   queue?: string;
+  /** A child wait's child run: its id and "workflow/key". */
+  child?: { id: number; label: string };
   scope: Scope;
   path: string;
   /** The execution that waits; the scheduler releases the wait through it when its deadline passes. */
@@ -26,6 +29,9 @@ export interface Wait {
   resolve(): void;
   reject(err: unknown): void;
 }
+
+/** The part of ChildRuns an execution uses. */
+export type ChildRunsCore = Pick<ChildRuns, "start" | "byId" | "byKey" | "nameOf" | "watch" | "unwatch">;
 
 export interface EngineCore {
   readonly clock: Clock;
@@ -39,6 +45,8 @@ export interface EngineCore {
   /** Arms the scheduler for a wait with a deadline held in memory. */
   watch(wait: Wait): void;
   unwatch(wait: Wait): void;
+  /** ctx.child's runs: created, found, and their ends delivered to waiting parents (child-runs.ts). */
+  readonly childRuns: ChildRunsCore;
   /** The run suspended itself (its patch is queued); drop it from memory. */
   suspended(exec: RunIdentity, status: string): void;
   /** The run completed or failed (its record is committed). */

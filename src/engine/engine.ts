@@ -19,6 +19,7 @@ import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/
 import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
 import { cancelRun } from "./cancel.js";
 import { ChangeWatcher } from "./change-watcher.js";
+import { ChildRuns } from "./child-runs.js";
 import { type Clock, systemClock } from "./clock.js";
 import { makeContext } from "./context.js";
 import type { EngineCore, RunIdentity, Wait } from "./core.js";
@@ -72,6 +73,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   readonly scheduler: Scheduler;
   readonly leases: LeaseKeeper;
   readonly changes: ChangeWatcher;
+  /** ctx.child's runs and the parents waiting on them in memory (child-runs.ts). */
+  readonly childRuns: ChildRuns;
   readonly leaseMs: number;
   readonly maxActive: number;
   /** False in attach mode: this process reads, sends and requests, and executes nothing. */
@@ -96,6 +99,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.scheduler = new Scheduler(this);
     this.leases = new LeaseKeeper(this, this.leaseMs);
     this.changes = new ChangeWatcher(this);
+    this.childRuns = new ChildRuns(store, defs, (w, k, i, parent) => this.createRun(w, k, i, parent));
     this.writes = new WriteQueue(
       store,
       () => this.clock.now(),
@@ -152,6 +156,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
 
   finished(exec: RunIdentity, status: "completed" | "failed"): void {
     this.active.delete(exec.id);
+    this.childRuns.ended(exec.id);
     this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
     this.poke();
   }
@@ -182,6 +187,16 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
 
   /** Gets a run by key, creating it (and starting it) if it does not exist. */
   async getOrCreate(workflow: string, key: string, input?: unknown) {
+    return this.handleFor(await this.createRun(workflow, key, input, null));
+  }
+
+  /** Creates a run (claimed and begun here when this process may) or finds it by workflow and key. */
+  private async createRun(
+    workflow: string,
+    key: string,
+    input: unknown,
+    parentRunId: number | null,
+  ): Promise<RunRow> {
     this.assertOpen();
     const def = latestDefinition(this.defs, workflow);
     checkRunKey(key);
@@ -198,13 +213,14 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       owner: claim ? this.owner : null,
       leaseUntil: claim ? now + this.leaseMs : null,
       traceContext: startRunTrace(workflow, key, def.version, now),
+      parentRunId,
     });
     if (created) {
       if (claim) this.begin(run, [], []);
       else this.poke();
       this.events.emit({ type: "run", runId: run.id, workflow, key, status: run.status });
     }
-    return this.handleFor(run);
+    return run;
   }
 
   /** Starts executing a run this process has claimed. */

@@ -94,6 +94,16 @@ export interface ReplayDetail {
   restoredMessages: number[];
 }
 
+/** A child run's detail: its address (workflow and key, its run id), whether it was detached, how it ended. */
+export interface ChildDetail {
+  workflow: string;
+  key: string;
+  runId: number;
+  detach?: boolean;
+  /** The child's status once it ended (completed, failed, cancelled). */
+  childStatus?: string;
+}
+
 /** Each kind's detail as recorded (null: the kind records none). The keys are the entry kinds. */
 export interface EntryDetails {
   step: null;
@@ -104,6 +114,7 @@ export interface EntryDetails {
   loop: LoopDetail;
   version: VersionDetail;
   replay: ReplayDetail;
+  child: ChildDetail;
 }
 
 /** Kinds of history entries. */
@@ -139,6 +150,7 @@ const TRAITS: { readonly [K in EntryKind]: KindTraits } = {
   loop: { container: true, wait: false, marker: false, call: "ctx.loop" },
   version: { container: false, wait: false, marker: true, call: "ctx.version" },
   replay: { container: false, wait: false, marker: true, call: "engine.replay" },
+  child: { container: false, wait: true, marker: false, call: "ctx.child" },
 };
 
 /** Every entry kind, in the order of EntryDetails. */
@@ -165,7 +177,9 @@ export function isMarker(kind: string): boolean {
 }
 
 /** What a suspended run waits on: a wait entry's kind, or a step waiting for its next attempt. */
-export const WAIT_KINDS = ["sleep", "queue", "retry"] as const satisfies ReadonlyArray<EntryKind | "retry">;
+export const WAIT_KINDS = ["sleep", "queue", "child", "retry"] as const satisfies ReadonlyArray<
+  EntryKind | "retry"
+>;
 
 /** The kind of one wait of a suspended run. */
 export type WaitKind = (typeof WAIT_KINDS)[number];
@@ -224,6 +238,7 @@ export function childScopes(entry: Entry): string[] {
     case "queue":
     case "version":
     case "replay":
+    case "child":
       return [];
     default:
       return assertNever(entry, "entry kind");
@@ -235,6 +250,7 @@ export function reopenedStatus(entry: Entry): EntryStatus {
   switch (entry.kind) {
     case "sleep":
     case "queue":
+    case "child":
       return "waiting";
     case "step": {
       const last = attemptsOf(entry).at(-1);
@@ -281,6 +297,7 @@ export function reopenedContainer(entry: Entry, target: Entry): Entry {
     case "queue":
     case "version":
     case "replay":
+    case "child":
       break;
     default:
       return assertNever(next, "entry kind");

@@ -322,6 +322,7 @@ export class RunExecution {
       const full: Wait = { ...w, exec: this, resolve, reject };
       this.waits.add(full);
       if (full.deadline !== null) this.core.watch(full);
+      if (full.child) this.core.childRuns.watch(full);
       this.maybeIdle();
     });
   }
@@ -329,6 +330,7 @@ export class RunExecution {
   release(w: Wait): void {
     this.waits.delete(w);
     if (w.deadline !== null) this.core.unwatch(w);
+    if (w.child) this.core.childRuns.unwatch(w);
   }
 
   /** Drops the waits of a cancelled scope. */
@@ -355,6 +357,7 @@ export class RunExecution {
   private suspend(): void {
     let deadline = Number.POSITIVE_INFINITY;
     const queues = new Set<string>();
+    const children = new Set<number>();
     let retrying = false;
     const waiting: Array<Record<string, unknown>> = [];
     for (const w of this.waits) {
@@ -366,6 +369,9 @@ export class RunExecution {
         case "retry":
           retrying = true;
           break;
+        case "child":
+          children.add(w.child!.id);
+          break;
         case "sleep":
           break;
         default:
@@ -375,10 +381,11 @@ export class RunExecution {
         kind: w.kind,
         entry: w.path,
         ...(w.queue ? { queue: w.queue } : {}),
+        ...(w.child ? { child: w.child.label } : {}),
         until: w.deadline,
       });
     }
-    const status = retrying ? "retrying" : queues.size ? "waiting" : "sleeping";
+    const status = retrying ? "retrying" : queues.size || children.size ? "waiting" : "sleeping";
     const now = this.core.clock.now();
     const waitingJson = JSON.stringify(waiting);
     this.core.writes.patch(
@@ -388,6 +395,7 @@ export class RunExecution {
         failureSignature: this.signature(status, null, waitingJson),
         waiting: waitingJson,
         waitQueues: queues.size ? `|${[...queues].join("|")}|` : null,
+        waitRuns: children.size ? `|${[...children].join("|")}|` : null,
         wakeAt: Number.isFinite(deadline) ? deadline : null,
         owner: null,
         leaseUntil: null,
@@ -405,7 +413,10 @@ export class RunExecution {
     if (this.dead) return;
     this.dead = true;
     this.trace?.end(reason instanceof RunCancelledError ? "cancelled" : "stopped", this.core.clock.now());
-    for (const w of this.waits) if (w.deadline !== null) this.core.unwatch(w);
+    for (const w of this.waits) {
+      if (w.deadline !== null) this.core.unwatch(w);
+      if (w.child) this.core.childRuns.unwatch(w);
+    }
     this.waits.clear();
     this.root.cancel(reason);
     for (const c of this.controllers) c.abort(reason);
@@ -471,6 +482,7 @@ export class RunExecution {
         failureSignature: this.signature(status, fields.error ?? null, null),
         waiting: null,
         waitQueues: null,
+        waitRuns: null,
         wakeAt: null,
         owner: null,
         leaseUntil: null,

@@ -162,6 +162,7 @@ async function applyReplay(
       failureSignature: null,
       waiting: null,
       waitQueues: null,
+      waitRuns: null,
       finishedAt: null,
       updatedAt: now,
       owner: null,

@@ -11,6 +11,8 @@ export interface WaitInfo {
   /** Path of the entry that waits. */
   entry: string;
   queue?: string;
+  /** The child run a child wait waits on, as "workflow/key". */
+  child?: string;
   /** When it wakes (ms since epoch), or null for a queue wait with no timeout. */
   until: number | null;
 }

@@ -23,6 +23,8 @@ export function waitText(waits: WaitInfo[] | null): string | null {
           return `retry of "${w.entry}" at ${iso(w.until)}`;
         case "sleep":
           return `sleep "${w.entry}"${until}`;
+        case "child":
+          return `child run "${w.child}" at "${w.entry}"`;
         default:
           return assertNever(w.kind, "wait kind");
       }

@@ -7,6 +7,9 @@
 // - A message insert wakes its run (sets wake_at to the batch's `now`) when the run is suspended
 //   waiting on that queue (`wait_queues` holds it); a suspend patch (`waitQueues` set) wakes the run at once if a matching
 //   unconsumed message already exists. Together these make a wake-up impossible to lose.
+// - A run's end (a patch to a terminal status, or cancelRun) wakes its parent at once when the parent is
+//   suspended waiting on it (`wait_runs` holds its id); a suspend patch (`waitRuns` set) wakes the run at
+//   once if one of those children already ended. The same commit does both, so a child's end is never lost.
 // - Run ids, entry seqs and message ids only grow.
 
 /** Statuses a run can be in. Terminal: completed, failed, cancelled. */
@@ -59,6 +62,10 @@ export interface RunRow {
   failureSignature: string | null;
   /** The W3C traceparent of the run's trace (observability/tracing.ts), so every execution joins one trace; null without a tracer. */
   traceContext: string | null;
+  /** The run that started this one with ctx.child, or null. */
+  parentRunId: number | null;
+  /** `|12|15|` while suspended waiting on child runs (ids), else null. */
+  waitRuns: string | null;
 }
 
 /** One history entry as stored; keyed by (runId, seq). */
@@ -139,6 +146,8 @@ export interface CreateRun {
   leaseUntil: number | null;
   /** The run's trace (a W3C traceparent), when a tracer is registered. */
   traceContext?: string | null;
+  /** The run starting this one with ctx.child. */
+  parentRunId?: number | null;
 }
 
 export interface CreateResult {
@@ -177,6 +186,7 @@ export interface RunPatch {
   finishedAt?: number | null;
   failureSignature?: string | null;
   traceContext?: string | null;
+  waitRuns?: string | null;
 }
 
 /** Everything a turn of the engine writes, committed in one transaction. */
@@ -283,6 +293,9 @@ export interface Store {
   failureGroups(query: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }>;
   /** Runs that are not terminal, grouped by workflow and version (to refuse a start that lacks code). */
   liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>>;
+
+  /** The runs started by this run with ctx.child, oldest first. */
+  childRuns(parentRunId: number): Promise<RunRow[]>;
 
   listEntries(runId: number, afterSeq: number, limit: number): Promise<EntryRow[]>;
   getEntry(runId: number, seq: number): Promise<EntryRow | undefined>;

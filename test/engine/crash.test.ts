@@ -8,6 +8,7 @@ import { attach } from "../../src/index.js";
 import { closeLater, tempDir, until } from "../helpers.js";
 
 const child = path.join(import.meta.dirname, "crash-child.ts");
+const parentChild = path.join(import.meta.dirname, "crash-parent.ts");
 
 describe("crash and resume", () => {
   it("a run killed with SIGKILL mid-step resumes: completed steps never run again, the interrupted one runs once more", async () => {
@@ -63,5 +64,38 @@ describe("crash and resume", () => {
     const s5 = (await run.history()).find((e) => e.name === "s5")!;
     expect(s5.attempts!.map((a) => a.status)).toEqual(["interrupted", "completed"]);
     expect(s5.attempts![0]!.error!.message).toMatch(/process stopped during this attempt/);
+  });
+
+  it("SIGKILL after a child run was created and before the parent recorded it: on resume one child exists and the parent waits for it", async () => {
+    const dir = tempDir();
+    const db = path.join(dir, "parent.db");
+    const killed = spawn(process.execPath, ["--import", "tsx", parentChild, db, "kill"], {
+      stdio: "inherit",
+    });
+    const signal = await new Promise((r) => killed.on("exit", (_code, sig) => r(sig)));
+    expect(signal).toBe("SIGKILL");
+    const conn = new Database(db, { readonly: true });
+    const before = conn.prepare("SELECT workflow, key, parent_run_id AS parent FROM runs ORDER BY id").all();
+    const childEntries = conn.prepare("SELECT count(*) FROM entries WHERE kind = 'child'").pluck().get();
+    conn.close();
+    // The window: the child run is stored with its parent, the parent's entry is not.
+    expect(before).toEqual([
+      { workflow: "order", key: "o-1", parent: null },
+      { workflow: "payment", key: "pay-o-1", parent: 1 },
+    ]);
+    expect(childEntries).toBe(0);
+
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", parentChild, db, "finish"],
+      { timeout: 30_000 },
+    );
+    expect(stdout.trim()).toBe('{"paid":"r-12"}');
+    const engine = closeLater(await attach({ database: db }));
+    const runs = (await engine.listRuns({ workflow: "payment" })).runs;
+    expect(runs.map((r) => [r.key, r.status])).toEqual([["pay-o-1", "completed"]]);
+    const parent = await engine.get("order", "o-1");
+    const entry = (await parent.history()).find((e) => e.kind === "child")!;
+    expect(entry).toMatchObject({ status: "completed", detail: { runId: runs[0]!.id } });
   });
 });

@@ -51,6 +51,7 @@ describe("entry kinds", () => {
       loop: "100",
       version: "001",
       replay: "001",
+      child: "010",
     });
     // A row written by a newer version (or a name from Object.prototype) is none of these, and does not throw.
     for (const k of ["checkpoint", "toString", "__proto__"]) {

@@ -25,6 +25,8 @@ export function runRow(over: Partial<RunRow> = {}): RunRow {
     finishedAt: null,
     failureSignature: null,
     traceContext: null,
+    parentRunId: null,
+    waitRuns: null,
     ...over,
   };
 }

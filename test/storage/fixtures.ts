@@ -8,7 +8,14 @@ export const T0 = Date.UTC(2026, 0, 1);
 export async function createRun(
   store: Store,
   key: string,
-  options: { workflow?: string; now?: number; owner?: string; leaseUntil?: number; input?: string } = {},
+  options: {
+    workflow?: string;
+    now?: number;
+    owner?: string;
+    leaseUntil?: number;
+    input?: string;
+    parentRunId?: number;
+  } = {},
 ): Promise<RunRow> {
   const now = options.now ?? T0;
   const res = await store.commit(
@@ -23,6 +30,7 @@ export async function createRun(
           now,
           owner: options.owner ?? null,
           leaseUntil: options.owner ? (options.leaseUntil ?? now + 15_000) : null,
+          ...(options.parentRunId !== undefined ? { parentRunId: options.parentRunId } : {}),
         },
       ],
     }),
@@ -72,7 +80,12 @@ export async function suspend(
   run: RunRow,
   owner: string,
   now: number,
-  patch: { status?: "waiting" | "sleeping"; waitQueues?: string | null; wakeAt?: number | null },
+  patch: {
+    status?: "waiting" | "sleeping";
+    waitQueues?: string | null;
+    waitRuns?: string | null;
+    wakeAt?: number | null;
+  },
 ) {
   await store.commit(
     batch(now, {
@@ -82,6 +95,7 @@ export async function suspend(
           status: patch.status ?? "waiting",
           waiting: "[]",
           waitQueues: patch.waitQueues ?? null,
+          ...(patch.waitRuns !== undefined ? { waitRuns: patch.waitRuns } : {}),
           wakeAt: patch.wakeAt ?? null,
           owner: null,
           leaseUntil: null,

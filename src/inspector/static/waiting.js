@@ -4,6 +4,7 @@
 // queues, folded away.
 
 import { h } from "preact";
+import { runHref } from "./api.js";
 import { assertNever } from "./assert.js";
 import { clock, relative } from "./format.js";
 import { MessageForm } from "./message-form.js";
@@ -60,6 +61,15 @@ function WaitItem(/** @type {{ wait: WaitView, canSend: boolean, onSend: Waiting
         h("h3", {}, "Retrying ", h("code", {}, w.entry)),
         h("p", {}, `next attempt at ${clock(w.until)} · `, h(Until, { ms: w.until })),
       );
+    case "child": {
+      const [workflow, ...rest] = (w.child ?? "").split("/");
+      return h(
+        "div",
+        { class: "wait-item" },
+        h("h3", {}, "Waiting in ", h("code", {}, w.entry), " for child run"),
+        h("p", {}, h("a", { href: runHref(workflow ?? "", rest.join("/")), class: "child-link" }, w.child)),
+      );
+    }
     default:
       return assertNever(w.kind);
   }

@@ -17,7 +17,9 @@ import type {
   RunRow,
   WriteBatch,
 } from "../store.js";
-import { PATCH_COLUMNS, pgText, runColumns, type Tables } from "./sql.js";
+import { PATCH_COLUMNS, pgText, runColumns, type Tables, TERMINAL_SQL } from "./sql.js";
+
+const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
 
 type Query = <R extends pg.QueryResultRow = any>(
   name: string,
@@ -34,13 +36,22 @@ export class BatchWriter {
     const RUN = runColumns();
     this.sql = {
       lock: `SELECT id, owner FROM ${t.runs} WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+      parents: `SELECT DISTINCT parent_run_id AS id FROM ${t.runs}
+        WHERE id = ANY($1::bigint[]) AND parent_run_id IS NOT NULL`,
+      wakeIfChildEnded: `UPDATE ${t.runs} r SET wake_at = $1 FROM unnest($2::bigint[], $3::text[]) AS p(id, runs)
+        WHERE r.id = p.id AND EXISTS (SELECT 1 FROM ${t.runs} c WHERE c.parent_run_id = p.id
+          AND c.status IN ${TERMINAL_SQL} AND strpos(p.runs, '|' || c.id || '|') > 0)`,
+      wakeParents: `UPDATE ${t.runs} p SET wake_at = $1 FROM ${t.runs} c
+        WHERE c.id = ANY($2::bigint[]) AND p.id = c.parent_run_id AND p.owner IS NULL
+          AND strpos(p.wait_runs, '|' || c.id || '|') > 0 AND (p.wake_at IS NULL OR p.wake_at > $1)`,
       create: `INSERT INTO ${t.runs} (workflow, key, version, status, input, initial_state, state, wake_at, owner,
-          lease_until, created_at, updated_at, trace_context)
+          lease_until, created_at, updated_at, trace_context, parent_run_id)
         SELECT c.workflow, c.key, c.version, c.status, c.input, c.initial_state, c.initial_state, c.wake_at, c.owner,
-          c.lease_until, c.now, c.now, c.trace_context
+          c.lease_until, c.now, c.now, c.trace_context, c.parent_run_id
         FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
-          $9::bigint[], $10::bigint[], $11::text[]) WITH ORDINALITY
-          AS c(workflow, key, version, status, input, initial_state, wake_at, owner, lease_until, now, trace_context, ord)
+          $9::bigint[], $10::bigint[], $11::text[], $12::bigint[]) WITH ORDINALITY
+          AS c(workflow, key, version, status, input, initial_state, wake_at, owner, lease_until, now, trace_context,
+            parent_run_id, ord)
         ORDER BY c.ord
         ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN}`,
       existing: `SELECT ${RUN} FROM ${t.runs} WHERE (workflow, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
@@ -179,6 +190,12 @@ export class BatchWriter {
     for (const m of batch.messages) ids.add(m.runId);
     for (const r of batch.requests) ids.add(r.runId);
     if (ids.size === 0) return;
+    // A run that ends wakes its parent: the parent is locked too, so its suspension sees the end or is seen.
+    const ending = batch.runs.filter((p) => p.status && TERMINAL.has(p.status)).map((p) => p.id);
+    if (ending.length) {
+      const parents = await q<{ id: number }>("wm_parents", this.sql.parents, [ending]);
+      for (const r of parents.rows) ids.add(Number(r.id));
+    }
     const { rows } = await q<{ id: number; owner: string | null }>("wm_lock_runs", this.sql.lock, [[...ids]]);
     if (batch.leases.length === 0) return;
     const owners = new Map(rows.map((r) => [r.id, r.owner]));
@@ -202,6 +219,7 @@ export class BatchWriter {
       c.map((x) => x.leaseUntil),
       c.map((x) => x.now),
       c.map((x) => x.traceContext ?? null),
+      c.map((x) => x.parentRunId ?? null),
     ]);
     const fresh = new Map(inserted.rows.map((r) => [`${r.workflow}\u0000${r.key}`, r]));
     const missing = c.filter((x) => !fresh.has(`${x.workflow}\u0000${x.key}`));
@@ -295,6 +313,16 @@ export class BatchWriter {
       for (const k of keys) values.push(list.map((p) => (p as unknown as Record<string, unknown>)[k]));
       await q(stmt.name, stmt.text, values);
     }
+    const onChildren = [...merged.values()].filter((p) => p.waitRuns);
+    if (onChildren.length) {
+      await q("wm_wake_if_child_ended", this.sql.wakeIfChildEnded, [
+        now,
+        onChildren.map((p) => p.id),
+        onChildren.map((p) => p.waitRuns),
+      ]);
+    }
+    const ending = [...merged.values()].filter((p) => p.status && TERMINAL.has(p.status)).map((p) => p.id);
+    if (ending.length) await q("wm_wake_parents", this.sql.wakeParents, [now, ending]);
     const waiting = [...merged.values()].filter((p) => p.waitQueues);
     if (waiting.length) {
       await q("wm_wake_if_message_waiting", this.sql.wakeIfMessageWaiting, [

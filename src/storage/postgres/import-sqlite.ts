@@ -154,14 +154,15 @@ async function copy(
     await exec(
       `INSERT INTO ${t.runs} (id, workflow, key, version, status, input, initial_state, state, output, error, waiting,
          wait_queues, wake_at, owner, lease_until, created_at, updated_at, finished_at, failure_signature,
-         trace_context)
+         trace_context, parent_run_id, wait_runs)
        SELECT id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
-         wake_at, NULL, NULL, created_at, updated_at, finished_at, failure_signature, trace_context
+         wake_at, NULL, NULL, created_at, updated_at, finished_at, failure_signature, trace_context, parent_run_id,
+         wait_runs
        FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[],
-         $17::text[], $18::text[])
+         $17::text[], $18::text[], $19::bigint[], $20::text[])
          AS r(id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
-           wake_at, created_at, updated_at, finished_at, failure_signature, trace_context)`,
+           wake_at, created_at, updated_at, finished_at, failure_signature, trace_context, parent_run_id, wait_runs)`,
       [
         ids,
         col("workflow"),
@@ -181,6 +182,17 @@ async function copy(
         col("finished_at"),
         col("failure_signature"),
         col("trace_context"),
+        // A child's parent and the children a run waits on, by their ids here.
+        rows.map((r) => (r.parent_run_id == null ? null : (runIds.get(r.parent_run_id as number) ?? null))),
+        rows.map((r) =>
+          typeof r.wait_runs === "string"
+            ? `|${r.wait_runs
+                .split("|")
+                .filter(Boolean)
+                .map((id) => runIds.get(Number(id)) ?? id)
+                .join("|")}|`
+            : null,
+        ),
       ],
     );
     report.runs += rows.length;

@@ -113,6 +113,12 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   (s) => `
   ALTER TABLE ${s}.runs ADD COLUMN trace_context TEXT;
   `,
+  // 4: child runs: the run that started a run (ctx.child), and the child runs a suspended run waits on.
+  (s) => `
+  ALTER TABLE ${s}.runs ADD COLUMN parent_run_id BIGINT;
+  ALTER TABLE ${s}.runs ADD COLUMN wait_runs TEXT;
+  CREATE INDEX runs_parent ON ${s}.runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -178,9 +178,11 @@ export class PostgresStore implements Store {
   async cancelRun(runId: number, now: number, owner: string, reason: string): Promise<boolean> {
     return this.transaction(
       async (q) => {
+        await q("wm_lock_parent", this.sql.lockParent, [runId]);
         if ((await q("wm_cancel_run", this.sql.cancelRun, [now, runId, owner, reason])).rowCount !== 1)
           return false;
         await q("wm_cancel_entries", this.sql.cancelEntries, [now, runId]);
+        await q("wm_wake_parent", this.sql.wakeParent, [now, [runId]]);
         return true;
       },
       (done) => done,
@@ -217,6 +219,10 @@ export class PostgresStore implements Store {
   async getRuns(ids: number[]): Promise<RunRow[]> {
     if (ids.length === 0) return [];
     return (await this.q<RunRow>("wm_runs_by_ids", this.sql.runsByIds, [ids])).rows;
+  }
+
+  async childRuns(parentRunId: number): Promise<RunRow[]> {
+    return (await this.q<RunRow>("wm_child_runs", this.sql.childRuns, [parentRunId])).rows;
   }
 
   async findRun(workflow: string, key: string): Promise<RunRow | undefined> {

@@ -15,6 +15,12 @@ export function statements(t: Tables) {
   return {
     runById: `SELECT ${RUN} FROM ${t.runs} WHERE id = $1`,
     runByKey: `SELECT ${RUN} FROM ${t.runs} WHERE workflow = $1 AND key = $2`,
+    childRuns: `SELECT ${RUN} FROM ${t.runs} WHERE parent_run_id = $1 ORDER BY id`,
+    // Taken before a run ends outside a batch (cancelRun): see BatchWriter's lock order.
+    lockParent: `SELECT id FROM ${t.runs} WHERE id = (SELECT parent_run_id FROM ${t.runs} WHERE id = $1) FOR UPDATE`,
+    wakeParent: `UPDATE ${t.runs} p SET wake_at = $1 FROM ${t.runs} c
+      WHERE c.id = ANY($2::bigint[]) AND p.id = c.parent_run_id AND p.owner IS NULL
+        AND strpos(p.wait_runs, '|' || c.id || '|') > 0 AND (p.wake_at IS NULL OR p.wake_at > $1)`,
     runsByIds: `SELECT ${RUN} FROM ${t.runs} WHERE id = ANY($1::bigint[])`,
     entriesOfRuns: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, seq`,
     pendingOfRuns: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = ANY($1::bigint[])
@@ -45,7 +51,7 @@ export function statements(t: Tables) {
       UPDATE ${t.runs} r SET owner = $2, lease_until = $5, wake_at = $5, updated_at = $1,
         status = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.status ELSE 'running' END,
         waiting = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.waiting ELSE NULL END,
-        wait_queues = NULL
+        wait_queues = NULL, wait_runs = NULL
       FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}, due.owner AS "takenFrom"`,
     renew: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
       WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 AND id = ANY($3::bigint[]) ORDER BY id FOR UPDATE)
@@ -56,7 +62,7 @@ export function statements(t: Tables) {
     nextWake: `SELECT min(wake_at) AS at FROM ${t.runs} WHERE wake_at IS NOT NULL
       AND ($1::text[] IS NULL OR workflow = ANY($1::text[]))`,
     cancelRun: `UPDATE ${t.runs} SET status = 'cancelled', finished_at = $1, updated_at = $1, wake_at = NULL,
-        waiting = NULL, wait_queues = NULL, owner = NULL, lease_until = NULL, error = $4
+        waiting = NULL, wait_queues = NULL, wait_runs = NULL, owner = NULL, lease_until = NULL, error = $4
       WHERE id = $2 AND status NOT IN ${TERMINAL_SQL} AND (owner IS NULL OR owner = $3 OR lease_until <= $1)`,
     cancelEntries: `UPDATE ${t.entries} SET status = 'cancelled', ended_at = $1
       WHERE run_id = $2 AND status IN ('running', 'waiting', 'retrying')`,

@@ -4,7 +4,15 @@
 
 import type Database from "better-sqlite3";
 import { LeaseLostError, StorageError } from "../../errors.js";
-import type { BatchResult, CreateResult, MessageResult, RunPatch, RunRow, WriteBatch } from "../store.js";
+import {
+  type BatchResult,
+  type CreateResult,
+  type MessageResult,
+  type RunPatch,
+  type RunRow,
+  TERMINAL_STATUSES,
+  type WriteBatch,
+} from "../store.js";
 import { numbered, PATCH_COLUMNS, type Statements } from "./statements.js";
 
 /** Applies write batches with the store's prepared statements (and one cached UPDATE per patch shape). */
@@ -38,6 +46,7 @@ export class BatchWriter {
         leaseUntil: c.leaseUntil,
         now: c.now,
         traceContext: c.traceContext ?? null,
+        parentRunId: c.parentRunId ?? null,
       }) as RunRow | undefined;
       if (row) created.push({ run: row, created: true });
       else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
@@ -109,5 +118,8 @@ export class BatchWriter {
     for (const k of keys) params[k] = (patch as unknown as Record<string, unknown>)[k];
     stmt.run(params);
     if (patch.waitQueues) this.stmts.wakeIfMessageWaiting.run(numbered(now, patch.id, patch.waitQueues));
+    if (patch.waitRuns) this.stmts.wakeIfChildEnded.run(numbered(now, patch.id, patch.waitRuns));
+    if (patch.status && TERMINAL_STATUSES.includes(patch.status))
+      this.stmts.wakeParent.run(numbered(now, patch.id));
   }
 }

@@ -110,6 +110,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN trace_context TEXT;
   `,
+  // 4: child runs: the run that started a run (ctx.child), and the child runs a suspended run waits on.
+  `
+  ALTER TABLE runs ADD COLUMN parent_run_id INTEGER;
+  ALTER TABLE runs ADD COLUMN wait_runs TEXT;
+  CREATE INDEX runs_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -46,6 +46,7 @@ export interface SqliteOptions {
 const GUARDED = [
   "getRun",
   "getRuns",
+  "childRuns",
   "findRun",
   "loadRuns",
   "listRuns",
@@ -173,6 +174,10 @@ export class SqliteStore implements Store {
       if (row) out.push(row);
     }
     return out;
+  }
+
+  async childRuns(parentRunId: number): Promise<RunRow[]> {
+    return this.stmts.childRuns.all(parentRunId) as RunRow[];
   }
 
   async findRun(workflow: string, key: string): Promise<RunRow | undefined> {
@@ -318,6 +323,7 @@ export class SqliteStore implements Store {
         .transaction(() => {
           if (this.stmts.cancelRun.run(numbered(now, runId, owner, reason)).changes !== 1) return false;
           this.stmts.cancelEntries.run(numbered(now, runId));
+          this.stmts.wakeParent.run(numbered(now, runId));
           return true;
         })
         .immediate();

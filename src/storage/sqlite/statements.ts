@@ -6,7 +6,7 @@ import type { EntryRow } from "../store.js";
 export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
   waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
   created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt, failure_signature AS failureSignature,
-  trace_context AS traceContext`;
+  trace_context AS traceContext, parent_run_id AS parentRunId, wait_runs AS waitRuns`;
 export const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
   ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
 /** The entry columns in EntryRow's field order, for array rows. */
@@ -53,6 +53,7 @@ export const PATCH_COLUMNS: Record<string, string> = {
   finishedAt: "finished_at",
   failureSignature: "failure_signature",
   traceContext: "trace_context",
+  waitRuns: "wait_runs",
 };
 
 /** Binds `?1, ?2...` parameters (better-sqlite3 takes them as an object keyed by number). */
@@ -74,6 +75,9 @@ export interface Statements {
   messageByIdempotency: Database.Statement;
   wakeForMessage: Database.Statement;
   wakeIfMessageWaiting: Database.Statement;
+  wakeParent: Database.Statement;
+  wakeIfChildEnded: Database.Statement;
+  childRuns: Database.Statement;
   upsertEntry: Database.Statement;
   deleteEntry: Database.Statement;
   consume: Database.Statement;
@@ -119,9 +123,9 @@ export function prepareStatements(db: Database.Database): Statements {
   return {
     insertRun:
       p(`INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
-        lease_until, created_at, updated_at, trace_context)
+        lease_until, created_at, updated_at, trace_context, parent_run_id)
       VALUES (@workflow, @key, @version, @status, @input, @initialState, @initialState, @wakeAt, @owner,
-        @leaseUntil, @now, @now, @traceContext)
+        @leaseUntil, @now, @now, @traceContext, @parentRunId)
       ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`),
     runById: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
     runByKey: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`),
@@ -133,6 +137,13 @@ export function prepareStatements(db: Database.Database): Statements {
       AND instr(wait_queues, '|' || ?3 || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
     wakeIfMessageWaiting: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM messages
       WHERE run_id = ?2 AND consumed_at IS NULL AND instr(?3, '|' || queue || '|') > 0)`),
+    // ?2 ended: its parent wakes if it is suspended waiting on it.
+    wakeParent: p(`UPDATE runs SET wake_at = ?1 WHERE id = (SELECT parent_run_id FROM runs WHERE id = ?2)
+      AND owner IS NULL AND instr(wait_runs, '|' || CAST(?2 AS INTEGER) || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
+    wakeIfChildEnded: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM runs c
+      WHERE c.parent_run_id = ?2 AND c.status IN ('completed', 'failed', 'cancelled')
+        AND instr(?3, '|' || c.id || '|') > 0)`),
+    childRuns: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = ? ORDER BY id`),
     upsertEntry: p(`INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
         ended_at, input, output, error, attempts, detail, state_seq, state_diff)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -152,7 +163,7 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     cancelRun:
       p(`UPDATE runs SET status = 'cancelled', finished_at = ?1, updated_at = ?1, wake_at = NULL, waiting = NULL,
-        wait_queues = NULL, owner = NULL, lease_until = NULL, error = ?4
+        wait_queues = NULL, wait_runs = NULL, owner = NULL, lease_until = NULL, error = ?4
       WHERE id = ?2 AND status NOT IN ('completed', 'failed', 'cancelled')
         AND (owner IS NULL OR owner = ?3 OR lease_until <= ?1)`),
     cancelEntries: p(`UPDATE entries SET status = 'cancelled', ended_at = ?1
@@ -184,7 +195,7 @@ export function prepareStatements(db: Database.Database): Statements {
     claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
         status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
         waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
-        wait_queues = NULL
+        wait_queues = NULL, wait_runs = NULL
       WHERE id = @id RETURNING ${RUN_COLUMNS}`),
     renew: p(`UPDATE runs SET lease_until = ?1, wake_at = ?1
       WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3)) RETURNING id`).pluck(),
