@@ -141,9 +141,10 @@ export class RunTrace {
     this.attributes = runAttributes(run);
     const span = tracer.startSpan(
       `run ${run.workflow}`,
-      { kind: SpanKind.CONSUMER, startTime: now, attributes: { ...this.attributes, [ATTR.owner]: owner } },
+      { kind: SpanKind.CONSUMER, startTime: now, attributes: this.attributes },
       stored ?? context.active(),
     );
+    span.setAttribute(ATTR.owner, owner);
     this.root = new EntrySpan(span, stored ?? context.active());
     this.adopted = stored ? null : traceparentOf(span);
   }
@@ -153,22 +154,29 @@ export class RunTrace {
     return this.root.run(fn);
   }
 
-  /** A child span for one entry of the run (a step attempt, a wait, a child run), started at `startedAt`. */
-  entry(kind: string, path: string, startedAt: number, attributes: Attributes = {}): EntrySpan {
+  /**
+   * A child span for one entry of the run (a step attempt, a wait, a child run), started at `startedAt`.
+   * A child run stores the returned span's `traceparent` as its own trace context, so its trace hangs here.
+   */
+  entry(kind: string, path: string, startedAt: number): EntrySpan {
+    // No object spreads here: this runs once per step attempt, SDK or not, and V8 spreads cost microseconds.
     const span = tracer.startSpan(
       `${kind} ${path}`,
-      {
-        startTime: startedAt,
-        attributes: { ...this.attributes, [ATTR.kind]: kind, [ATTR.path]: path, ...attributes },
-      },
+      { startTime: startedAt, attributes: this.attributes },
       this.root.context,
     );
+    if (span.isRecording()) {
+      span.setAttribute(ATTR.kind, kind);
+      span.setAttribute(ATTR.path, path);
+    }
     return new EntrySpan(span, this.root.context);
   }
 
   /** A span for one attempt of a step; its function runs inside it (EntrySpan.run). */
   attempt(path: string, n: number, startedAt: number): EntrySpan {
-    return this.entry("step", path, startedAt, { [ATTR.attempt]: n });
+    const entry = this.entry("step", path, startedAt);
+    entry.span.setAttribute(ATTR.attempt, n);
+    return entry;
   }
 
   /** Records a wait that is over (a sleep, a queue wait) as a span from when it began to `endedAt`. */
