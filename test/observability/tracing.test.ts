@@ -197,4 +197,35 @@ describe("traces", () => {
     );
     expect(one("step refuse").attributes["waymark.step.will_retry"]).toBe(false);
   });
+
+  it("a child run is part of its parent's trace: its start under the parent's execution, the wait for it a span", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const receipt = workflow({
+      run: async (ctx, input: { n: number }) => ctx.step("print", () => input.n * 2),
+    });
+    const order = workflow({
+      run: async (ctx) => {
+        await ctx.step("total", () => 21);
+        return ctx.child("receipt", "receipt", { key: `r-${ctx.key}`, input: { n: 21 } });
+      },
+    });
+    const engine = closeLater(await setup({ use: { order, receipt } }).start({ database: tempDb(), clock }));
+    expect(await (await engine.getOrCreate("order", "o-1")).result({ timeout: 5000 })).toBe(42);
+    await until(() => named("child receipt").length === 1, "the child wait's span");
+
+    const traceId = one("start order").spanContext().traceId;
+    expect(new Set(spans().map((s) => s.spanContext().traceId))).toEqual(new Set([traceId]));
+    const parentRuns = named("run order");
+    const childStart = one("start receipt");
+    expect(parentRuns.map(id)).toContain(parentOf(childStart));
+    const childRun = one("run receipt");
+    expect(parentOf(childRun)).toBe(id(childStart));
+    expect(parentOf(one("step print"))).toBe(id(childRun));
+    const wait = one("child receipt");
+    expect(parentRuns.map(id)).toContain(parentOf(wait));
+    expect(wait.attributes).toMatchObject({
+      "waymark.entry.kind": "child",
+      "waymark.wait.outcome": "completed",
+    });
+  });
 });
