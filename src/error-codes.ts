@@ -10,9 +10,11 @@ export const ERROR_CODES = [
   "NOT_SERIALIZABLE",
   "STATE_READ_ONLY",
   "INVALID_CLIENT_CONFIG",
+  "INVALID_SCHEDULE",
   // what was asked for does not exist, or not here
   "WORKFLOW_NOT_FOUND",
   "RUN_NOT_FOUND",
+  "SCHEDULE_NOT_FOUND",
   "ENTRY_NOT_FOUND",
   "QUEUE_NOT_FOUND",
   "ACTION_NOT_FOUND",

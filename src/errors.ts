@@ -45,6 +45,24 @@ export class InvalidInputError extends WaymarkError {
   }
 }
 
+/** A schedule of setup({ schedules }) that cannot fire as written (refused at setup). Code INVALID_SCHEDULE. */
+export class InvalidScheduleError extends WaymarkError {
+  constructor(schedule: string, message: string) {
+    super("INVALID_SCHEDULE", message, { schedule });
+  }
+}
+
+/** No schedule of that name in the database. Code SCHEDULE_NOT_FOUND. */
+export class ScheduleNotFoundError extends WaymarkError {
+  constructor(name: string, known: string[]) {
+    super(
+      "SCHEDULE_NOT_FOUND",
+      `There is no schedule ${JSON.stringify(name)}. Known schedules: ${known.map((k) => JSON.stringify(k)).join(", ") || "none (declare them in setup({ schedules }))"}; list them with engine.schedules.list() or waymark schedules.`,
+      { name, known },
+    );
+  }
+}
+
 /** A value nested deeper than Waymark accepts; refused before anything walks it. Code INVALID_INPUT. */
 export class ValueTooDeepError extends InvalidInputError {
   constructor(what: string, limit: number, path: string) {

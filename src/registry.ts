@@ -5,6 +5,7 @@ import type { Clock } from "./engine/clock.js";
 import type { Definitions } from "./engine/definitions.js";
 import { Engine } from "./engine/engine.js";
 import { nameProblem } from "./engine/history.js";
+import { defineSchedules, type ScheduleDef, type SchedulesConfig } from "./engine/schedule-spec.js";
 import { checkAfterStart } from "./engine/start-check.js";
 import { assertStartAllowed } from "./start-guard.js";
 import { checkStartOptions } from "./start-options.js";
@@ -43,6 +44,8 @@ export interface Registry<U extends Record<string, WorkflowEntry>> {
   readonly workflows: U;
   /** Workflows by name and version. */
   readonly definitions: Definitions;
+  /** Schedules by name, checked at setup. */
+  readonly schedules: ReadonlyMap<string, ScheduleDef>;
   /** Opens the database and starts the engine: unfinished runs resume. */
   start(options?: StartOptions): Promise<WaymarkEngine<U>>;
 }
@@ -54,8 +57,14 @@ function storeOptions(options: StartOptions): OpenOptions {
   };
 }
 
-/** Collects workflows into a registry. A name may hold several versions: `{ approval: [v1, v2] }`. */
-export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U }): Registry<U> {
+/**
+ * Collects workflows into a registry. A name may hold several versions: `{ approval: [v1, v2] }`. `schedules`
+ * start runs of them by cron or interval (see engine/schedule-spec.ts); a bad one is refused here.
+ */
+export function setup<U extends Record<string, WorkflowEntry>>(config: {
+  use: U;
+  schedules?: SchedulesConfig<U>;
+}): Registry<U> {
   if (
     typeof config !== "object" ||
     config === null ||
@@ -84,10 +93,12 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
     if (versions.size === 0) throw new TypeError(`setup: workflow "${name}" has no definitions.`);
     definitions.set(name, versions);
   }
+  const schedules = defineSchedules(config.schedules, new Set(definitions.keys()));
   return {
     kind: "waymark.registry",
     workflows: config.use,
     definitions,
+    schedules,
     async start(options: StartOptions = {}) {
       assertStartAllowed("registry.start()");
       checkStartOptions(options, "registry.start()");
@@ -97,7 +108,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: { use: U 
         ...storeOptions(options),
         backgroundCheckpoints: options.durability !== "full",
       });
-      const engine = new Engine(store, definitions, options);
+      const engine = new Engine(store, definitions, options, schedules);
       try {
         await engine.start();
       } catch (err) {

@@ -13,6 +13,7 @@ import type { RunHandle } from "./handle.js";
 import type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./listing.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
 import type { RunRef } from "./run-ref.js";
+import type { ScheduleControl } from "./schedules.js";
 import type { HistoryEntry, RunInfo } from "./views.js";
 import type { WatchCondition, WatchOptions, WatchResult } from "./watch-run.js";
 
@@ -71,6 +72,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   readonly closed: boolean;
   /** This engine's metrics (Prometheus text by `scrape()`; also through @opentelemetry/api metrics). */
   readonly metrics: WaymarkMetrics;
+  /** The schedules of setup({ schedules }) in the database: list them, pause and resume one. */
+  readonly schedules: ScheduleControl;
 
   /** Gets a run by key, creating it (and starting it) if it does not exist. */
   getOrCreate<N extends keyof U & string>(

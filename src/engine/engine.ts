@@ -34,7 +34,9 @@ import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrReques
 import { Requests } from "./requests.js";
 import { type RunRef, runIdOf } from "./run-ref.js";
 import { RunsApi } from "./runs-api.js";
+import type { ScheduleDef } from "./schedule-spec.js";
 import { Scheduler } from "./scheduler.js";
+import { Schedules } from "./schedules.js";
 import { WriteQueue } from "./write-queue.js";
 
 export interface EngineOptions {
@@ -71,6 +73,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   readonly loading = new Map<number, MessageRow[]>();
   readonly requests: Requests;
   readonly scheduler: Scheduler;
+  /** The schedules of setup({ schedules }): fired by the scheduler's pass; list, pause and resume. */
+  readonly schedules: Schedules;
   readonly leases: LeaseKeeper;
   readonly changes: ChangeWatcher;
   /** ctx.child's runs and the parents waiting on them in memory (child-runs.ts). */
@@ -87,7 +91,12 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   /** True once start() got past its checks (a failed start writes nothing on close). */
   private started = false;
 
-  constructor(store: Store, defs: Definitions, options: EngineOptions = {}) {
+  constructor(
+    store: Store,
+    defs: Definitions,
+    options: EngineOptions = {},
+    schedules: ReadonlyMap<string, ScheduleDef> = new Map(),
+  ) {
     super(store, defs);
     this.clock = options.clock ?? systemClock;
     this.owner = options.ownerId ?? makeOwnerId();
@@ -97,6 +106,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.randomFn = options.random ?? Math.random;
     this.executes = options.execute ?? defs.size > 0;
     this.scheduler = new Scheduler(this);
+    this.schedules = new Schedules(this, schedules);
     this.leases = new LeaseKeeper(this, this.leaseMs);
     this.changes = new ChangeWatcher(this);
     this.childRuns = new ChildRuns(store, defs, (w, k, i, parent) => this.createRun(w, k, i, parent));
@@ -123,6 +133,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     if (this.executes) await checkVersions(this.store, this.defs);
     await this.changes.init();
     if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
+    if (this.executes) await this.schedules.declare();
     // Only a process that executes takes dead owners' runs over; an attached reader writes nothing here.
     if (this.executes) this.tookOver(await expireDeadOwners(this.store, this.owner, this.clock.now()));
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;

@@ -98,6 +98,8 @@ export class Scheduler {
     if (e.executes) {
       await this.resumeFaulted(now);
       await this.claimDue(now);
+      const due = await e.schedules.pass(now);
+      if (due < next) next = due;
     }
     for (const at of this.faulted.values()) if (at < next) next = at;
     const stored = e.executes ? await e.store.nextWakeAt([...e.defs.keys()]) : null;

@@ -209,6 +209,24 @@ export interface WriteBatch {
   leases: Array<{ runId: number; owner: string }>;
 }
 
+/** A batch that writes nothing yet, at `now`, to fill in. */
+export function emptyBatch(now: number): WriteBatch {
+  return {
+    now,
+    creates: [],
+    messages: [],
+    entries: [],
+    deleteEntries: [],
+    consume: [],
+    unconsume: [],
+    runs: [],
+    requestsDone: [],
+    requests: [],
+    rejections: [],
+    leases: [],
+  };
+}
+
 export interface BatchResult {
   created: CreateResult[];
   messages: MessageResult[];
@@ -267,6 +285,46 @@ export interface FailureGroupRow {
   retrying: number;
   firstAt: number;
   lastAt: number;
+}
+
+/** A schedule as stored: when it fires next, whether it is paused, and its latest firing. */
+export interface ScheduleRow {
+  name: string;
+  workflow: string;
+  /** JSON: when it fires ({ cron, timezone } or { every }) and its overlap and catch-up policies. */
+  spec: string;
+  /** The next firing (ms); null until a process with its code computes it (after a resume). */
+  nextDue: number | null;
+  paused: boolean;
+  /** The code of the process that last started without it: it fires no more. */
+  orphaned: boolean;
+  /** Due time of the latest firing (started or skipped). */
+  lastDue: number | null;
+  /** "started" or "skipped" (the previous run was unfinished), or why the firing failed. */
+  lastOutcome: string | null;
+  /** The run the latest started firing created. */
+  lastRunId: number | null;
+  updatedAt: number;
+}
+
+/** A schedule declared by code, as syncSchedules takes it. */
+export interface ScheduleDecl {
+  name: string;
+  workflow: string;
+  spec: string;
+  /** Its first firing, used when the row is new or its spec changed. */
+  nextDue: number | null;
+}
+
+/** A compare-and-set of a schedule's next firing (see Store.advanceSchedule). */
+export interface ScheduleAdvance {
+  name: string;
+  /** The next_due the caller read; the advance happens only if it is still stored. */
+  expected: number | null;
+  next: number | null;
+  /** The firing recorded (due time and outcome), or null to move next_due only. */
+  fired: { due: number; outcome: string } | null;
+  now: number;
 }
 
 /** The durable state of every run. Asynchronous and batch-shaped so a networked store fits too. */
@@ -356,6 +414,22 @@ export interface Store {
   /** Publishes workflow definitions (upsert by name and version). */
   registerWorkflows(meta: WorkflowMeta[]): Promise<void>;
   workflowMeta(): Promise<WorkflowMeta[]>;
+
+  /** Every stored schedule, by name. */
+  schedules(): Promise<ScheduleRow[]>;
+  /**
+   * Inserts the declared schedules that are missing, updates the workflow and spec of those present (next_due
+   * too when the spec changed or it is null) and clears their orphaned flag; marks every other schedule orphaned.
+   */
+  syncSchedules(decls: ScheduleDecl[], now: number): Promise<void>;
+  /**
+   * Moves a schedule's next_due from `expected` to `next` if it still is `expected` (so one process fires each
+   * firing), records the firing and commits `batch` (the run it starts) in the same transaction; the run the
+   * batch creates becomes the schedule's last run. Null when the schedule had moved on (nothing written).
+   */
+  advanceSchedule(advance: ScheduleAdvance, batch: WriteBatch | null): Promise<BatchResult | null>;
+  /** Pauses or resumes a schedule (resuming clears next_due, recomputed from then on); false when there is none. */
+  setSchedulePaused(name: string, paused: boolean, now: number): Promise<boolean>;
 
   /** A number that changes whenever another connection commits (cheap; polled). */
   changeCounter(): Promise<number>;

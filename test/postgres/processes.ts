@@ -15,6 +15,7 @@ export interface WorkerOptions {
   workflows?: string[];
   create?: Array<[string, string, unknown]>;
   gate?: string;
+  every?: string;
 }
 
 export interface Worker {

@@ -8,6 +8,7 @@
 //   workflows  names of the workflows this worker runs (default all)
 //   create     runs to create at start: [[workflow, key, input], ...]
 //   gate       step "last" of `job` waits until this file exists
+//   every      declare the schedule "beat" (workflow `beat`) firing at this interval
 // Prints "ready" once started and its runs created; SIGTERM closes the engine cleanly.
 
 import fs from "node:fs";
@@ -21,6 +22,7 @@ interface Options {
   workflows?: string[];
   create?: Array<[string, string, unknown]>;
   gate?: string;
+  every?: string;
 }
 
 const [url, json] = process.argv.slice(2) as [string, string];
@@ -72,11 +74,23 @@ export const approval = workflow({
   },
 });
 
-const all = { job, approval } as Record<string, typeof job | typeof approval>;
+/** Started by the schedule "beat": notes which firing ran it. */
+export const beat = workflow({
+  run: async (ctx) => {
+    await ctx.step("beat", (s) => {
+      note(`beat ${s.key}`);
+    });
+  },
+});
+
+const all = { job, approval, beat } as Record<string, typeof job | typeof approval | typeof beat>;
 const use = Object.fromEntries(
   Object.entries(all).filter(([name]) => opts.workflows?.includes(name) ?? true),
 );
-const engine = await setup({ use }).start({
+const schedules: Record<string, { workflow: string; every: string }> = opts.every
+  ? { beat: { workflow: "beat", every: opts.every } }
+  : {};
+const engine = await setup({ use, schedules }).start({
   database: url,
   ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
   ...(opts.machine ? { ownerId: `${opts.machine}:${process.pid}:w` } : {}),

@@ -5,7 +5,7 @@ import { MIGRATIONS as PG_MIGRATIONS } from "../../src/storage/postgres/migratio
 import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { MIGRATIONS as SQLITE_MIGRATIONS } from "../../src/storage/sqlite/migrations.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
-import type { Store, WriteBatch } from "../../src/storage/store.js";
+import { emptyBatch, type Store, type WriteBatch } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
 import { sql, tempSchema } from "../postgres/pg.js";
 
@@ -111,19 +111,5 @@ export const BACKENDS: Backend[] = [sqlite, postgres];
 
 /** An empty batch with `now`, to fill in. */
 export function batch(now: number, parts: Partial<WriteBatch> = {}): WriteBatch {
-  return {
-    now,
-    creates: [],
-    messages: [],
-    entries: [],
-    deleteEntries: [],
-    consume: [],
-    unconsume: [],
-    runs: [],
-    requestsDone: [],
-    requests: [],
-    rejections: [],
-    leases: [],
-    ...parts,
-  };
+  return { ...emptyBatch(now), ...parts };
 }

@@ -119,6 +119,21 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   ALTER TABLE ${s}.runs ADD COLUMN wait_runs TEXT;
   CREATE INDEX runs_parent ON ${s}.runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
   `,
+  // 5: schedules (setup({ schedules })): the next firing of each, paused or not, and its latest firing.
+  (s) => `
+  CREATE TABLE ${s}.schedules (
+    name TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    next_due BIGINT,
+    paused BOOLEAN NOT NULL DEFAULT false,
+    orphaned BOOLEAN NOT NULL DEFAULT false,
+    last_due BIGINT,
+    last_outcome TEXT,
+    last_run_id BIGINT,
+    updated_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -21,6 +21,9 @@ import type {
   RunCount,
   RunQuery,
   RunRow,
+  ScheduleAdvance,
+  ScheduleDecl,
+  ScheduleRow,
   Store,
   WorkflowMeta,
   WriteBatch,
@@ -31,6 +34,13 @@ import { connectionLost, describeOpenError, describeRuntimeError } from "./error
 import { ChangeListener } from "./listener.js";
 import { statements } from "./queries.js";
 import { failureGroupsQuery, runsQuery } from "./run-queries.js";
+import {
+  advanceSchedule,
+  listSchedules,
+  pauseSchedule,
+  scheduleStatements,
+  syncSchedules,
+} from "./schedules.js";
 import { type Tables, tables } from "./sql.js";
 import { inTransaction, type Query } from "./transaction.js";
 
@@ -72,6 +82,7 @@ export class PostgresStore implements Store {
   private readonly writer: BatchWriter;
   private readonly sql;
   private readonly notifySql: string;
+  private readonly scheduleSql: ReturnType<typeof scheduleStatements>;
   private closed = false;
 
   constructor(
@@ -87,6 +98,7 @@ export class PostgresStore implements Store {
     this.writer = new BatchWriter(t);
     this.notifySql = `NOTIFY ${target.channel}, '${instanceId}'`;
     this.sql = statements(t);
+    this.scheduleSql = scheduleStatements(t);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------------
@@ -355,6 +367,34 @@ export class PostgresStore implements Store {
 
   async workflowMeta(): Promise<WorkflowMeta[]> {
     return (await this.q<WorkflowMeta>("wm_workflow_meta", this.sql.workflowMeta)).rows;
+  }
+
+  // ---- schedules (see schedules.ts) ------------------------------------------------------------
+
+  async schedules(): Promise<ScheduleRow[]> {
+    return listSchedules((n, text, v) => this.q(n, text, v), this.scheduleSql);
+  }
+
+  async syncSchedules(decls: ScheduleDecl[], now: number): Promise<void> {
+    await this.transaction(
+      (q) => syncSchedules(q, this.scheduleSql, decls, now),
+      () => true,
+    );
+  }
+
+  async advanceSchedule(advance: ScheduleAdvance, batch: WriteBatch | null): Promise<BatchResult | null> {
+    const apply = (q: Query, b: WriteBatch) => this.writer.apply(q, b);
+    return this.transaction(
+      (q) => advanceSchedule(q, this.scheduleSql, advance, batch, apply),
+      (r) => r !== null,
+    );
+  }
+
+  async setSchedulePaused(name: string, paused: boolean, now: number): Promise<boolean> {
+    return this.transaction(
+      (q) => pauseSchedule(q, this.scheduleSql, name, paused, now),
+      (changed) => changed,
+    );
   }
 
   // ---- changes ----------------------------------------------------------------------------------

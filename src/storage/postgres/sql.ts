@@ -7,6 +7,7 @@ export interface Tables {
   requests: string;
   rejections: string;
   workflows: string;
+  schedules: string;
   /** Sequence names as SQL string literals (for nextval). */
   messagesSeq: string;
   requestsSeq: string;
@@ -22,6 +23,7 @@ export function tables(schema: string): Tables {
     requests: `${schema}.requests`,
     rejections: `${schema}.rejections`,
     workflows: `${schema}.workflows`,
+    schedules: `${schema}.schedules`,
     messagesSeq: `'${schema}.messages_id_seq'`,
     requestsSeq: `'${schema}.requests_id_seq'`,
     rejectionsSeq: `'${schema}.rejections_id_seq'`,

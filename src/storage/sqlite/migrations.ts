@@ -116,6 +116,21 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN wait_runs TEXT;
   CREATE INDEX runs_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
   `,
+  // 5: schedules (setup({ schedules })): the next firing of each, paused or not, and its latest firing.
+  `
+  CREATE TABLE schedules (
+    name TEXT PRIMARY KEY,
+    workflow TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    next_due INTEGER,
+    paused INTEGER NOT NULL DEFAULT 0,
+    orphaned INTEGER NOT NULL DEFAULT 0,
+    last_due INTEGER,
+    last_outcome TEXT,
+    last_run_id INTEGER,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -19,6 +19,9 @@ import type {
   RunCount,
   RunQuery,
   RunRow,
+  ScheduleAdvance,
+  ScheduleDecl,
+  ScheduleRow,
   Store,
   WorkflowMeta,
   WriteBatch,
@@ -28,6 +31,7 @@ import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
 import { failureGroupsQuery, runsQuery } from "./run-queries.js";
+import { SqliteSchedules } from "./schedules.js";
 import { entryFromArray, numbered, prepareStatements, type Statements } from "./statements.js";
 
 export interface SqliteOptions {
@@ -71,6 +75,10 @@ const GUARDED = [
   "getRequest",
   "workflowMeta",
   "changeCounter",
+  "schedules",
+  "syncSchedules",
+  "advanceSchedule",
+  "setSchedulePaused",
 ] as const;
 
 /** Opens (creating if needed, unless read-only) a Waymark SQLite database and applies migrations. */
@@ -130,6 +138,7 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   private readonly stmts: Statements;
   private readonly commitTx: Database.Transaction<(batch: WriteBatch) => BatchResult>;
+  private readonly scheduleTable: SqliteSchedules;
 
   constructor(db: Database.Database, path: string) {
     this.db = db;
@@ -137,6 +146,7 @@ export class SqliteStore implements Store {
     this.stmts = prepareStatements(db);
     const writer = new BatchWriter(db, this.stmts);
     this.commitTx = db.transaction((batch: WriteBatch) => writer.apply(batch));
+    this.scheduleTable = new SqliteSchedules(db, (batch) => writer.apply(batch));
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
     const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     for (const name of GUARDED) {
@@ -367,6 +377,22 @@ export class SqliteStore implements Store {
 
   async workflowMeta(): Promise<WorkflowMeta[]> {
     return this.stmts.workflowMeta.all() as WorkflowMeta[];
+  }
+
+  async schedules(): Promise<ScheduleRow[]> {
+    return this.scheduleTable.list();
+  }
+
+  async syncSchedules(decls: ScheduleDecl[], now: number): Promise<void> {
+    this.scheduleTable.sync(decls, now);
+  }
+
+  async advanceSchedule(advance: ScheduleAdvance, batch: WriteBatch | null): Promise<BatchResult | null> {
+    return this.scheduleTable.advanceTo(advance, batch);
+  }
+
+  async setSchedulePaused(name: string, paused: boolean, now: number): Promise<boolean> {
+    return this.scheduleTable.setPaused(name, paused, now);
   }
 
   async changeCounter(): Promise<number> {
