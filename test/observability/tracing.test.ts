@@ -29,7 +29,7 @@ const id = (s: ReadableSpan) => s.spanContext().spanId;
 const parentOf = (s: ReadableSpan) => s.parentSpanContext?.spanId;
 
 describe("traces", () => {
-  it("one run is one trace across a restart: executions, attempts with their errors, waits, a fetch in a step", async () => {
+  it("one run is one trace across a restart: executions, attempts with their errors, waits, a fetch in a step, a child run", async () => {
     const api = await loopbackServer('{"rate":0.2}');
     onCleanup(api.close);
     const app = trace.getTracer("the-app");
@@ -54,10 +54,13 @@ describe("traces", () => {
         );
         await ctx.sleep("cool-off", "1h");
         await ctx.step("notify", () => "sent");
-        return rate;
+        return ctx.child("receipt", "receipt", { key: `r-${ctx.key}`, input: { rate } });
       },
     });
-    const registry = setup({ use: { invoice } });
+    const receipt = workflow({
+      run: async (ctx, input: { rate: number }) => ctx.step("print", () => input.rate),
+    });
+    const registry = setup({ use: { invoice, receipt } });
 
     const first = await registry.start({ database: db, clock, ownerId: "first" });
     // The run is started inside a request of the application: its trace is the request's.
@@ -93,15 +96,22 @@ describe("traces", () => {
     const row = await (second as unknown as Engine).store.findRun("invoice", "inv-1");
     expect(row!.traceContext).toBe(`00-${traceId}-${id(start)}-01`);
 
-    // Three executions, each from claim to suspend or finish, each a child of the run's stored context.
+    // Executions, each from claim to suspend or finish, each a child of the run's stored context: the retry,
+    // the sleep, then the second engine's (waiting for the child, if it suspended before the child ended).
     const executions = named("run invoice").sort((a, b) => ms(a.startTime) - ms(b.startTime));
-    expect(
-      executions.map((e) => [e.attributes["waymark.run.status"], e.attributes["waymark.owner"]]),
-    ).toEqual([
+    const shown = executions.map((e) => [e.attributes["waymark.run.status"], e.attributes["waymark.owner"]]);
+    expect(shown.slice(0, 2)).toEqual([
       ["retrying", "first"],
       ["sleeping", "first"],
-      ["completed", "second"],
     ]);
+    expect(shown.slice(2)).toEqual(
+      shown.length === 3
+        ? [["completed", "second"]]
+        : [
+            ["waiting", "second"],
+            ["completed", "second"],
+          ],
+    );
     for (const e of executions) {
       expect(parentOf(e)).toBe(id(start));
       expect(e.attributes).toMatchObject({
@@ -149,11 +159,19 @@ describe("traces", () => {
       "waymark.wait.outcome": "completed",
     });
     expect(parentOf(one("step notify"))).toBe(id(exec3));
+
+    // The child run, started by the third execution, is in the same trace; the wait for it is a span too.
+    const childStart = one("start receipt");
+    expect(parentOf(childStart)).toBe(id(exec3));
+    expect(parentOf(one("run receipt"))).toBe(id(childStart));
+    expect(parentOf(one("step print"))).toBe(id(one("run receipt")));
+    expect(parentOf(one("child receipt"))).toBe(id(executions.at(-1)!));
     expect(
       childrenOf(spans(), exec3)
         .map((s) => s.name)
+        .filter((n) => n !== "child receipt")
         .sort(),
-    ).toEqual(["sleep cool-off", "step notify"]);
+    ).toEqual(["sleep cool-off", "start receipt", "step notify"]);
   });
 
   it("a failed run's execution records the error; a queue wait's span says how it ended", async () => {
