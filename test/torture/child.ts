@@ -15,9 +15,9 @@ const store = (await openStore(db)) as SqliteStore;
 const killInCommit = Number(commitArg);
 if (killInCommit > 0) {
   // Kill inside a commit: after every statement of the batch ran, before COMMIT.
-  const target = store as unknown as { apply(batch: unknown): unknown };
-  const apply = target.apply.bind(store);
-  target.apply = (batch: unknown) => {
+  const target = store.writer;
+  const apply = target.apply.bind(target);
+  target.apply = (batch) => {
     const result = apply(batch);
     if (random() < killInCommit) process.kill(process.pid, "SIGKILL");
     return result;

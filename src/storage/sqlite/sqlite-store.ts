@@ -139,12 +139,15 @@ export class SqliteStore implements Store {
   private readonly stmts: Statements;
   private readonly commitTx: Database.Transaction<(batch: WriteBatch) => BatchResult>;
   private readonly scheduleTable: SqliteSchedules;
+  /** Runs every batch's statements inside the commit transaction; the torture test wraps its apply to kill mid-commit. */
+  readonly writer: BatchWriter;
 
   constructor(db: Database.Database, path: string) {
     this.db = db;
     this.location = path;
     this.stmts = prepareStatements(db);
     const writer = new BatchWriter(db, this.stmts);
+    this.writer = writer;
     this.commitTx = db.transaction((batch: WriteBatch) => writer.apply(batch));
     this.scheduleTable = new SqliteSchedules(db, (batch) => writer.apply(batch));
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
