@@ -30,6 +30,7 @@ export type {
 } from "./engine/entries.js";
 export type { ErrorInfo } from "./engine/error-info.js";
 export type { EngineEvent } from "./engine/events.js";
+export type { ChildRun, RunAddress, RunFamily } from "./engine/family.js";
 export { RunHandle } from "./engine/handle.js";
 export type { StateDiff } from "./engine/json.js";
 export type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./engine/listing.js";

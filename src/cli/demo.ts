@@ -46,6 +46,7 @@ export const DEMO_RUNS = {
   reminder: { workflow: "reminder", key: "renewal" },
   fanOut: { workflow: "fanOut", key: "order-1001" },
   agentLoop: { workflow: "agentLoop", key: "greet" },
+  order: { workflow: "order", key: "order-42" },
 } as const;
 
 const FINISHED: RunStatus[] = ["completed", "failed", "cancelled"];
@@ -220,7 +221,25 @@ export async function seedDemo(
     );
   }
 
-  // 7. Runs from the failure corpus (fixtures/failures/), each left in trouble for diagnose_run to explain.
+  // 7. An order paying through a child payment run that waits for the card holder's 3-D Secure answer.
+  {
+    const ref = DEMO_RUNS.order;
+    const created = !(await exists(engine, "order", ref.key));
+    const run = await engine.getOrCreate("order", ref.key, { orderId: "42", amount: 180, card: "4242" });
+    const { info } = await settle(engine, run, ["waiting"]);
+    const child = { workflow: "payment", key: "pay-42" };
+    add(
+      ref,
+      created,
+      info,
+      info.status === "waiting"
+        ? `waiting at "charge" for its child run payment/pay-42, which waits for 3-D Secure`
+        : `${info.status}`,
+      `see parent and child: ${mcp("get_run", ref)}; confirm the payment: ${mcp("send_message", { ...child, queue: "confirm", body: { ok: true } })}`,
+    );
+  }
+
+  // 8. Runs from the failure corpus (fixtures/failures/), each left in trouble for diagnose_run to explain.
   for (const scenario of DEMO_SCENARIOS) {
     const ref = { workflow: scenario.workflow, key: scenario.key };
     const created = !(await exists(engine, scenario.workflow as keyof FixtureWorkflows, ref.key));

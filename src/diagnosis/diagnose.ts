@@ -2,6 +2,7 @@
 // the same way, and the exact next tool calls. Reads only; never imports the MCP layer.
 
 import type { Engine } from "../engine/engine.js";
+import { childLink, throughChild } from "./children.js";
 import { type Finding, gatherFacts, type RunFacts } from "./facts.js";
 import { diagnoseFailed } from "./failure.js";
 import { diagnoseCancelled, diagnoseRetrying, diagnoseSleeping, diagnoseStalled, healthy } from "./live.js";
@@ -61,7 +62,25 @@ export async function diagnose(
   options: DiagnoseOptions = {},
 ): Promise<Diagnosis> {
   const runId = typeof run === "number" ? run : (await engine.requireRun(run.workflow, run.key)).id;
+  return diagnoseAt(engine, runId, options, 0);
+}
+
+/** Children deeper than this are not followed (a chain of runs each starting the next). */
+const MAX_DEPTH = 20;
+
+async function diagnoseAt(
+  engine: Engine,
+  runId: number,
+  options: DiagnoseOptions,
+  depth: number,
+): Promise<Diagnosis> {
   const facts = await gatherFacts(engine, runId, options);
+  const link = depth < MAX_DEPTH ? childLink(facts) : null;
+  const childRow = link ? await engine.findRun(link.workflow, link.key) : undefined;
+  if (link && childRow) {
+    const inner = await diagnoseAt(engine, childRow.id, options, depth + 1);
+    if (inner.category !== "healthy") return throughChild(facts, link, inner);
+  }
   const finding = await classify(facts);
   const { info } = facts;
   return {

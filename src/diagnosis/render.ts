@@ -21,8 +21,14 @@ export function actionLine(a: NextAction, withWhy = true): string {
 }
 
 function head(d: Diagnosis): string {
-  const culprit = d.culprit ? `, culprit "${d.culprit.path}" (#${d.culprit.id}, ${d.culprit.kind})` : "";
-  return `${d.run.workflow}/${d.run.key} [${d.run.status}, v${d.run.version}]: ${d.category}${culprit}`;
+  const where = d.culprit?.run ? ` in ${d.culprit.run.workflow}/${d.culprit.run.key}` : "";
+  const culprit = d.culprit
+    ? `, culprit "${d.culprit.path}"${where} (#${d.culprit.id}, ${d.culprit.kind})`
+    : "";
+  const chain = d.chain
+    ? `; through ${d.chain.map((c) => `${c.workflow}/${c.key} (${c.status})`).join(" → ")}`
+    : "";
+  return `${d.run.workflow}/${d.run.key} [${d.run.status}, v${d.run.version}]: ${d.category}${culprit}${chain}`;
 }
 
 function similarLine(d: Diagnosis): string | null {

@@ -41,6 +41,8 @@ export interface Culprit {
   /** Scope path: "" at the root, "notify[sms]" in a join branch, "agent#3" in a loop iteration. */
   scope: string;
   kind: string;
+  /** The run holding the entry when it is not the run diagnosed (a child run, see Diagnosis.chain). */
+  run?: { workflow: string; key: string };
 }
 
 /** One fact a diagnosis rests on, pointing at the entry (and attempt) or other record it comes from. */
@@ -99,6 +101,11 @@ export interface Diagnosis {
   evidence: Evidence[];
   similar: Similar | null;
   nextActions: NextAction[];
+  /**
+   * When the trouble is in a child run (ctx.child): the runs from this one down to the innermost in
+   * trouble, each with the entry that started the next; the culprit and evidence come from the last.
+   */
+  chain?: Array<{ workflow: string; key: string; status: string; entry?: string }>;
 }
 
 /** Knobs of a diagnosis; the defaults suit people. */

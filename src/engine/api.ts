@@ -9,6 +9,7 @@ import type { FailureGroupRow, MessageRow, RunRow, RunStatus } from "../storage/
 import type { InputOf, WorkflowEntry } from "../workflow.js";
 import type { Clock } from "./clock.js";
 import type { EngineEvent } from "./events.js";
+import type { RunFamily } from "./family.js";
 import type { RunHandle } from "./handle.js";
 import type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./listing.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
@@ -91,6 +92,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   getRuns(ids: number[]): Promise<RunRow[]>;
   /** Everything known about a run: status, state, what it waits on, error, times. */
   info(run: RunRef): Promise<RunInfo>;
+  /** The run that started this one with ctx.child, and the runs it started, with their statuses. */
+  family(run: RunRef): Promise<RunFamily>;
   /** Runs newest first, filtered, a page at a time. */
   listRuns(options?: ListRunsOptions): Promise<RunPage>;
 

@@ -33,6 +33,7 @@ import { checkDepth } from "./depth.js";
 import type { ErrorInfo } from "./error-info.js";
 import type { EventHub } from "./events.js";
 import type { RunExecution } from "./execution.js";
+import { type RunFamily, readFamily } from "./family.js";
 import { RunHandle } from "./handle.js";
 import { fromJson, toJson } from "./json.js";
 import {
@@ -276,6 +277,12 @@ export abstract class RunsApi {
   async info(ref: RunRef): Promise<RunInfo> {
     this.assertOpen();
     return toRunInfo(await this.runRow(runIdOf(ref, "engine.info")));
+  }
+
+  /** The run that started this one with ctx.child, and the runs it started, with their statuses. */
+  async family(ref: RunRef): Promise<RunFamily> {
+    const row = await this.runRow(runIdOf(ref, "engine.family"));
+    return readFamily(this.store, row.id, row.parentRunId);
   }
 
   /** A page of a run's history entries in the order they were first recorded. */

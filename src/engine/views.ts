@@ -35,6 +35,8 @@ export interface RunInfo {
   createdAt: number;
   updatedAt: number;
   finishedAt: number | null;
+  /** Id of the run that started this one with ctx.child, or null (see engine.family). */
+  parentId: number | null;
 }
 
 /** One history entry as clients see it. `id` is its seq, unique within the run. */
@@ -78,6 +80,7 @@ export function toRunInfo(row: RunRow): RunInfo {
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     finishedAt: row.finishedAt,
+    parentId: row.parentRunId,
   };
 }
 

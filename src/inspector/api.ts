@@ -206,7 +206,17 @@ export class InspectorApi {
     const now = this.engine.clock.now();
     const terminal = TERMINAL_STATUSES.includes(info.status);
     const writable = !this.options.readOnly;
+    const family = await this.engine.family(info.id);
+    const address = (r: { workflow: string; key: string; status: string }) => ({
+      workflow: r.workflow,
+      key: r.key,
+      status: r.status,
+    });
     return {
+      parent: family.parent ? address(family.parent) : null,
+      children: family.children
+        .slice(0, 100)
+        .map((c) => ({ ...address(c), entry: c.entry, detached: c.detached })),
       run: {
         ...runRow(info),
         error: info.error,

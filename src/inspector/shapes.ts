@@ -185,9 +185,20 @@ export interface RunActions {
   replay: boolean;
 }
 
+/** A run of a family (the parent or a child), by address, with its status. */
+export interface FamilyRun {
+  workflow: string;
+  key: string;
+  status: string;
+}
+
 /** GET /api/runs/:workflow/:key. */
 export interface RunAnswer {
   run: RunDetail;
+  /** The run that started this one with ctx.child, or null. */
+  parent: FamilyRun | null;
+  /** The runs this one started with ctx.child (the first 100), each with its ctx.child entry's path. */
+  children: Array<FamilyRun & { entry: string | null; detached: boolean }>;
   waiting: WaitView[];
   queues: QueueView[];
   can: RunActions;

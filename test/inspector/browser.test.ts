@@ -324,6 +324,25 @@ describe("the run inspector in chromium, on the demo", () => {
   );
 
   test(
+    "a child run links back to its parent, and the parent's ctx.child entry and wait link to the child",
+    async () => {
+      await page.goto(`${base}#/run/payment/pay-42`);
+      await waitForRunStatus("waiting");
+      await page.locator(".crumbs a.parent-link", { hasText: "order/order-42" }).click();
+      await page.locator(".run-head", { hasText: "order-42" }).waitFor();
+      await waitForRunStatus("waiting");
+      await page.locator(".waiting a.child-link", { hasText: "payment/pay-42" }).waitFor();
+      await page.locator('.tl-main[data-path="charge"]').click();
+      await page.locator(".entry .entry-title", { hasText: "charge" }).waitFor();
+      await shot("child-entry");
+      await page.locator(".entry a.child-link", { hasText: "payment/pay-42" }).click();
+      await page.locator(".run-head", { hasText: "pay-42" }).waitFor();
+      await page.locator(".crumbs a.parent-link", { hasText: "order/order-42" }).waitFor();
+    },
+    STEP_MS,
+  );
+
+  test(
     "read-only: a second server on the same database shows the runs but no form, replay or cancel",
     async () => {
       const closer = new Closer();

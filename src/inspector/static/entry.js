@@ -3,6 +3,7 @@
 // output, the state before and after it, its detail; and "Replay from this entry" when replay is allowed.
 
 import { Fragment, h } from "preact";
+import { runHref } from "./api.js";
 import { clock, duration } from "./format.js";
 import { Badge, JsonBlock, Time } from "./parts.js";
 import { StateDiff } from "./state-diff.js";
@@ -56,6 +57,7 @@ export function EntryPanel(/** @type {EntryProps} */ { entry: e, onReplay, title
       h("dd", {}, duration(e.durationMs)),
       attempts.length ? [h("dt", {}, "attempts"), h("dd", {}, String(attempts.length))] : null,
     ),
+    e.kind === "child" ? h(ChildLink, { detail }) : null,
     onReplay && e.kind !== "replay"
       ? h(
           "div",
@@ -80,6 +82,18 @@ export function EntryPanel(/** @type {EntryProps} */ { entry: e, onReplay, title
       : null,
     h(Part, { title: "State before → after" }, h(StateDiff, { before: e.stateBefore, after: e.stateAfter })),
     hasDetail ? h(Part, { title: "Detail" }, h(JsonBlock, { value: detail, label: "Detail" })) : null,
+  );
+}
+
+/** A ctx.child entry's link to the child run it started. */
+function ChildLink(/** @type {{ detail: unknown }} */ { detail }) {
+  const d = /** @type {{ workflow?: unknown, key?: unknown, detach?: unknown }} */ (detail ?? {});
+  if (typeof d.workflow !== "string" || typeof d.key !== "string") return null;
+  return h(
+    "p",
+    { class: "child-run" },
+    d.detach ? "Started detached: " : "Child run: ",
+    h("a", { href: runHref(d.workflow, d.key), class: "child-link" }, `${d.workflow}/${d.key}`),
   );
 }
 

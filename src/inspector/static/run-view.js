@@ -5,6 +5,7 @@
 
 import { h } from "preact";
 import { useRef } from "preact/hooks";
+import { runHref } from "./api.js";
 import { DiagnosisPanel } from "./diagnosis.js";
 import { EntryPanel } from "./entry.js";
 import { RunError } from "./run-error.js";
@@ -42,7 +43,7 @@ import { WaitingPanel } from "./waiting.js";
 /** A run's view. */
 export function RunView(/** @type {RunViewState & { actions: RunViewActions }} */ props) {
   const { run: answer, history, selectedId, entry, diagnosis, now, readOnly, actions } = props;
-  const { run, waiting, queues, can } = answer;
+  const { run, waiting, queues, can, parent } = answer;
   const entryTitle = useRef(/** @type {HTMLHeadingElement | null} */ (null));
   const select = (/** @type {number | string} */ ref) => {
     const e = history.entries.find((x) => x.id === ref || x.path === ref);
@@ -51,7 +52,22 @@ export function RunView(/** @type {RunViewState & { actions: RunViewActions }} *
   return h(
     "div",
     { class: "run-view" },
-    h("p", { class: "crumbs" }, h("a", { href: "#/" }, "← All runs")),
+    h(
+      "p",
+      { class: "crumbs" },
+      h("a", { href: "#/" }, "← All runs"),
+      parent
+        ? [
+            " · started by ",
+            h(
+              "a",
+              { href: runHref(parent.workflow, parent.key), class: "parent-link" },
+              `${parent.workflow}/${parent.key}`,
+            ),
+            ` (${parent.status})`,
+          ]
+        : null,
+    ),
     h(RunHead, {
       run,
       can,

@@ -51,6 +51,10 @@ export const diagnoseOutput = {
       path: z.string().describe('Entry path, e.g. "notify[sms]/send-sms".'),
       scope: z.string().describe('Scope path: "" at the root, "notify[sms]" in a branch.'),
       kind: z.string().describe("Entry kind."),
+      run: z
+        .object({ workflow: z.string(), key: z.string() })
+        .optional()
+        .describe("The child run holding the entry, when it is not the run diagnosed (see chain)."),
     })
     .nullable()
     .describe(
@@ -72,6 +76,19 @@ export const diagnoseOutput = {
   nextActions: z
     .array(actionShape)
     .describe("What to do, in order: exact tool calls, and changes only a person can make."),
+  chain: z
+    .array(
+      z.object({
+        workflow: z.string(),
+        key: z.string(),
+        status: z.string(),
+        entry: z.string().optional().describe("The ctx.child entry that started the next run."),
+      }),
+    )
+    .optional()
+    .describe(
+      "When the trouble is in a child run: the runs from this one down to the innermost in trouble; culprit and evidence are the last one's.",
+    ),
 };
 
 export const diagnoseRun = defineTool({

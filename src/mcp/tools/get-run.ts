@@ -51,12 +51,30 @@ export const getRun = defineTool({
           kind: z.enum(WAIT_KINDS).describe("What kind of wait."),
           entry: z.string().describe("Path of the waiting entry."),
           queue: z.string().optional().describe("Queue a message is awaited on."),
+          child: z.string().optional().describe('Child run awaited ("workflow/key").'),
           until: z.string().nullable().describe("When the wait ends by itself (timeout, timer), or null."),
           messageSchema: z.unknown().optional().describe("JSON Schema a message on that queue must match."),
         }),
       )
       .describe("What the run waits on; empty when it does not wait."),
     executing: z.boolean().describe("True when a process holds the run's lease and executes it now."),
+    parent: z
+      .object({ workflow: z.string(), key: z.string(), status: runStatusSchema })
+      .nullable()
+      .describe("The run that started this one with ctx.child, or null."),
+    children: z
+      .array(
+        z.object({
+          workflow: z.string(),
+          key: z.string(),
+          status: runStatusSchema,
+          entry: z.string().nullable().describe("Path of this run's ctx.child entry that started it."),
+          detached: z.boolean().describe("Started with detach: this run does not wait for it."),
+        }),
+      )
+      .describe(
+        "Runs this run started with ctx.child, oldest first (get_run or diagnose_run them by address).",
+      ),
     createdAt: z.string().describe("ISO time."),
     updatedAt: z.string().describe("ISO time."),
     finishedAt: z.string().nullable().describe("ISO time, or null."),
@@ -94,6 +112,7 @@ export const getRun = defineTool({
       kind: WaitKind;
       entry: string;
       queue?: string;
+      child?: string;
       until: string | null;
       messageSchema?: unknown;
     }> = [];
@@ -103,6 +122,7 @@ export const getRun = defineTool({
         kind: w.kind,
         entry: w.entry,
         ...(w.queue ? { queue: w.queue } : {}),
+        ...(w.child ? { child: w.child } : {}),
         until: iso(w.until),
         ...(schema !== undefined ? { messageSchema: schema } : {}),
       });
@@ -117,6 +137,27 @@ export const getRun = defineTool({
             "send_message",
             { ...address, queue: w.queue, body: "<matching messageSchema>" },
             `answer the wait on queue "${w.queue}"`,
+          ),
+        );
+    }
+    const family = await ctx.engine.family(row.id);
+    const parent = family.parent
+      ? { workflow: family.parent.workflow, key: family.parent.key, status: family.parent.status }
+      : null;
+    const children = family.children.map((c) => ({
+      workflow: c.workflow,
+      key: c.key,
+      status: c.status,
+      entry: c.entry,
+      detached: c.detached,
+    }));
+    for (const c of children) {
+      if (c.status === "failed" || c.status === "cancelled")
+        suggested.push(
+          call(
+            "diagnose_run",
+            { workflow: c.workflow, key: c.key },
+            `see why child run ${c.workflow}/${c.key} ${c.status}`,
           ),
         );
     }
@@ -150,6 +191,8 @@ export const getRun = defineTool({
             : { ...w, messageSchema: s.value(w.messageSchema, uris.run, "The run, whole") },
         ),
         executing,
+        parent,
+        children,
         createdAt: iso(info.createdAt)!,
         updatedAt: iso(info.updatedAt)!,
         finishedAt: iso(info.finishedAt),
@@ -164,6 +207,17 @@ export const getRun = defineTool({
       const lines = [
         `Run ${workflow}/${key}: ${info.status} (v${info.version}${executing ? ", executing now" : ""}), created ${structured.createdAt}, ${entries.length} entries${failed ? `, failed entry "${failed.path}"` : ""}.`,
       ];
+      if (parent) lines.push(`Started by ${parent.workflow}/${parent.key} (${parent.status}).`);
+      if (children.length)
+        lines.push(
+          `Children: ${children
+            .slice(0, 20)
+            .map(
+              (c) =>
+                `${c.workflow}/${c.key} ${c.status}${c.entry ? ` (entry "${c.entry}"${c.detached ? ", detached" : ""})` : ""}`,
+            )
+            .join("; ")}${children.length > 20 ? `; and ${children.length - 20} more` : ""}.`,
+        );
       const waits = waitText(info.waiting);
       if (waits) lines.push(`Waits for ${waits}.`);
       const err = errorLine(info.error);

@@ -36,6 +36,8 @@ const failure = { name: "Error", message: "tax quote failed: 503" };
 /** The demo's failed invoice: load-subtotal completed, calculate-tax failed after four attempts. */
 export function failedRun(key = "tax-outage", can = { send: false, cancel: false, replay: true }): RunAnswer {
   return {
+    parent: null,
+    children: [],
     run: {
       id: 1,
       workflow: "invoiceActor",
