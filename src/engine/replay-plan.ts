@@ -39,6 +39,18 @@ export interface ReplayPlan {
    * a completed one already did its work once.
    */
   rerun: Array<{ id: number; path: string; status: string; attempts: number }>;
+  /**
+   * Child runs (ctx.child) of discarded entries: a completed one is reused (ctx.child finds it by its key and
+   * takes its output; its side effects do not repeat), a failed or cancelled one is replayed from its failed
+   * step with the parent, an unfinished one is waited for again.
+   */
+  children?: Array<{
+    entry: { id: number; path: string };
+    workflow: string;
+    key: string;
+    status: string;
+    action: "reuse" | "replay" | "wait";
+  }>;
   /** Containers of the chosen entry, kept but reopened. */
   reopen: Array<{ id: number; path: string; kind: string }>;
   restoreMessages: Array<{ id: number; queue: string; body: unknown; sentAt: number }>;

@@ -7,7 +7,7 @@
 import { isErrorCode, NoCodeError, RemoteError, ReplayError, RunBusyError } from "../errors.js";
 import type { RunRow } from "../storage/store.js";
 import type { Engine } from "./engine.js";
-import { attemptsOf, entryPath, type ReplayDetail } from "./entries.js";
+import { asEntry, attemptsOf, detailOf, type EntryOf, entryPath, type ReplayDetail } from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
 import { checkAgainstCode } from "./replay-check.js";
 import {
@@ -87,15 +87,49 @@ export async function replayRun(
     }
     checked = outcome.result === "matches";
   }
+  const children = await discardedChildren(engine, runId, planned.plan.discard);
   const plan: ReplayPlan = {
     ...planned.plan,
+    children,
     dryRun: options.dryRun === true,
     applied: false,
     checkedAgainstCode: checked,
   };
   if (options.dryRun) return plan;
+  // A failed child is replayed from its failed step first; the parent then waits for it again.
+  for (const c of children) {
+    if (c.action !== "replay") continue;
+    const child = await engine.store.findRun(c.workflow, c.key);
+    if (child) await replayOrRequest(engine, child.id, { requestedBy: `parent ${label}` });
+  }
   await applyReplay(engine, run, planned, options.requestedBy ?? "api");
   return { ...plan, applied: true };
+}
+
+/** The child runs of the ctx.child entries a replay discards, and what becomes of each. */
+async function discardedChildren(
+  engine: Engine,
+  runId: number,
+  discard: ReplayPlan["discard"],
+): Promise<NonNullable<ReplayPlan["children"]>> {
+  const out: NonNullable<ReplayPlan["children"]> = [];
+  for (const d of discard) {
+    if (d.kind !== "child") continue;
+    const row = await engine.store.getEntry(runId, d.id);
+    const detail = row ? detailOf(asEntry(row) as EntryOf<"child">) : undefined;
+    if (!detail) continue;
+    const child = await engine.store.findRun(detail.workflow, detail.key);
+    const status = child?.status ?? "missing";
+    out.push({
+      entry: { id: d.id, path: d.path },
+      workflow: detail.workflow,
+      key: detail.key,
+      status,
+      action:
+        status === "completed" ? "reuse" : status === "failed" || status === "cancelled" ? "replay" : "wait",
+    });
+  }
+  return out;
 }
 
 /** Writes a plan in one batch: entries discarded and reopened, messages put back, the marker, the run reset. */

@@ -43,6 +43,30 @@ const order = workflow({
   },
 });
 
+const ran: string[] = [];
+let declined = true;
+const capture = workflow({
+  run: async (ctx, input: { amount: number }) => {
+    await ctx.step("authorize", () => ran.push(`authorize ${ctx.key}`));
+    return ctx.step(
+      "capture",
+      () => {
+        ran.push(`capture ${ctx.key}`);
+        if (declined) throw new Error("gateway down");
+        return { captured: input.amount };
+      },
+      { retries: 0 },
+    );
+  },
+});
+const checkout = workflow({
+  run: async (ctx, input: { amount: number }) => {
+    const paid = await ctx.child("charge", capture, { key: `cap-${ctx.key}`, input });
+    await ctx.step("ship", () => ran.push(`ship ${ctx.key}`));
+    return paid;
+  },
+});
+
 const stores = [
   { name: "sqlite", database: async () => tempDb() },
   { name: "postgres", database: async () => (await tempSchema()).url },
@@ -52,7 +76,7 @@ describe.each(stores)("ctx.child on $name", ({ database }) => {
   async function start() {
     const clock = new FakeClock();
     const engine = closeLater(
-      await setup({ use: { order, payment } }).start({ database: await database(), clock }),
+      await setup({ use: { order, payment, checkout, capture } }).start({ database: await database(), clock }),
     );
     return { engine, clock };
   }
@@ -150,5 +174,37 @@ describe.each(stores)("ctx.child on $name", ({ database }) => {
     await (await payments.get("payment", "pay-8")).send("confirm", { ok: true });
     const handle = await orders.get("order", "o-8");
     expect(await handle.result({ timeout: 10_000 })).toEqual({ shipped: "r-4" });
+  });
+
+  it("a replay of the parent reuses a completed child and replays a failed one from its failed step; the dry run says which", async () => {
+    const { engine } = await start();
+    ran.length = 0;
+    declined = true;
+    const failed = await engine.getOrCreate("checkout", "c-1", { amount: 5 });
+    await expect(failed.result({ timeout: 10_000 })).rejects.toThrow(/gateway down/);
+    const dry = await engine.replay(failed, { fromStep: "charge", dryRun: true });
+    expect(dry).toMatchObject({
+      children: [
+        {
+          entry: { path: "charge" },
+          workflow: "capture",
+          key: "cap-c-1",
+          status: "failed",
+          action: "replay",
+        },
+      ],
+    });
+    declined = false;
+    await engine.replay(failed, { fromStep: "charge" });
+    expect(await failed.result({ timeout: 10_000 })).toEqual({ captured: 5 });
+    // The child ran again from its failed step only: authorize once, capture twice.
+    expect(ran).toEqual(["authorize cap-c-1", "capture cap-c-1", "capture cap-c-1", "ship c-1"]);
+
+    ran.length = 0;
+    const again = await engine.replay(failed, { fromStep: "charge", dryRun: true });
+    expect(again).toMatchObject({ children: [{ key: "cap-c-1", status: "completed", action: "reuse" }] });
+    await engine.replay(failed, { fromStep: "charge" });
+    expect(await failed.result({ timeout: 10_000 })).toEqual({ captured: 5 });
+    expect(ran).toEqual(["ship c-1"]); // the completed child was reused: nothing of it ran again
   });
 });

@@ -36,6 +36,29 @@ export function ReplayPreview(/** @type {{ plan: ReplayPlan }} */ { plan }) {
             .map((d) => h("li", { key: d.id }, h("code", {}, d.path), " ", h(Badge, { status: d.status }))),
         )
       : h("p", { class: "muted" }, "None."),
+    (plan.children ?? []).length
+      ? [
+          h("h3", {}, "Child runs"),
+          h(
+            "ul",
+            { class: "children" },
+            (plan.children ?? []).map((c) =>
+              h(
+                "li",
+                { key: c.entry.id },
+                h("code", {}, `${c.workflow}/${c.key}`),
+                " ",
+                h(Badge, { status: c.status }),
+                c.action === "reuse"
+                  ? " reused: its output is taken again, its side effects do not repeat"
+                  : c.action === "replay"
+                    ? " replayed from its failed step first"
+                    : " waited for again",
+              ),
+            ),
+          ),
+        ]
+      : null,
     h("h3", {}, `Runs ${plural(rerun.length, "step", "steps")} again`),
     rerun.length
       ? h(

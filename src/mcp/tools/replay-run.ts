@@ -28,7 +28,17 @@ function planText(p: ReplayPlan): string {
   const rerun = p.rerun.length
     ? `, runs ${p.rerun.length} step${p.rerun.length === 1 ? "" : "s"} again whose side effects repeat (${again.join("; ")}${p.rerun.length > 8 ? "; ..." : ""})`
     : ", runs no step again";
-  return `${from}: discards ${p.discard.length} entr${p.discard.length === 1 ? "y" : "ies"}${paths.length ? ` (${paths.join(", ")}${p.discard.length > 8 ? ", ..." : ""})` : ""}${rerun}, puts back ${p.restoreMessages.length} message(s), restores the state as it was before, and runs on version ${p.version.to}${p.version.to !== p.version.from ? ` (was ${p.version.from})` : ""}`;
+  const kids = (p.children ?? [])
+    .slice(0, 8)
+    .map((c) =>
+      c.action === "reuse"
+        ? `reuses child run ${c.workflow}/${c.key} (completed: its output is taken again, its side effects do not repeat)`
+        : c.action === "replay"
+          ? `replays child run ${c.workflow}/${c.key} (${c.status}) from its failed step first`
+          : `waits again for child run ${c.workflow}/${c.key} (${c.status})`,
+    );
+  const children = kids.length ? `, ${kids.join(", ")}` : "";
+  return `${from}: discards ${p.discard.length} entr${p.discard.length === 1 ? "y" : "ies"}${paths.length ? ` (${paths.join(", ")}${p.discard.length > 8 ? ", ..." : ""})` : ""}${rerun}${children}, puts back ${p.restoreMessages.length} message(s), restores the state as it was before, and runs on version ${p.version.to}${p.version.to !== p.version.from ? ` (was ${p.version.from})` : ""}`;
 }
 
 export const replayRun = defineTool({
@@ -76,6 +86,20 @@ export const replayRun = defineTool({
       .array(z.object({ id: z.number(), path: z.string(), status: z.string(), attempts: z.number() }))
       .describe(
         "Discarded steps whose functions run again when the code reaches them: their side effects (a charge, an email) repeat; a completed one already did its work once. Show these to the user.",
+      ),
+    children: z
+      .array(
+        z.object({
+          entry: entryRef,
+          workflow: z.string(),
+          key: z.string(),
+          status: z.string(),
+          action: z.enum(["reuse", "replay", "wait"]),
+        }),
+      )
+      .optional()
+      .describe(
+        "Child runs of discarded ctx.child entries: reuse (completed: its output is taken again, its side effects do not repeat), replay (failed or cancelled: replayed from its failed step with this run), wait (unfinished). Show these to the user.",
       ),
     reopen: z
       .array(z.object({ id: z.number(), path: z.string(), kind: z.string() }))
@@ -182,6 +206,7 @@ export const replayRun = defineTool({
           discard,
           discardCount: plan.discard.length,
           rerun: fitItems(plan.rerun, Math.max(1000, s.limit)),
+          children: (plan.children ?? []).slice(0, 100),
           reopen: plan.reopen,
           restoreMessages: plan.restoreMessages.slice(0, 20).map((m) => ({
             id: m.id,
