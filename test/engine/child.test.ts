@@ -76,7 +76,10 @@ describe.each(stores)("ctx.child on $name", ({ database }) => {
   async function start() {
     const clock = new FakeClock();
     const engine = closeLater(
-      await setup({ use: { order, payment, checkout, capture } }).start({ database: await database(), clock }),
+      await setup({ use: { order, payment, checkout, capture } }).start({
+        database: await database(),
+        clock,
+      }),
     );
     return { engine, clock };
   }
