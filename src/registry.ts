@@ -125,11 +125,19 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: {
  * Opens a database without running any workflow (what `waymark mcp --db` does beside an application):
  * reads everything, stores messages, and asks the owning process to cancel or replay.
  */
-export async function attach(options: StartOptions = {}): Promise<WaymarkEngine> {
+export function attach(options: StartOptions = {}): Promise<WaymarkEngine> {
+  return attachWith(options, new Map());
+}
+
+/**
+ * attach() that knows a registry's definitions (their names, queue and action schemas) but still executes
+ * nothing: `waymark mcp --read-only --registry` answers with the code's schemas and never runs it.
+ */
+export async function attachWith(options: StartOptions, definitions: Definitions): Promise<WaymarkEngine> {
   assertStartAllowed("attach()");
   checkStartOptions(options, "attach()");
   const store = await openStore(options.database, storeOptions(options));
-  const engine = new Engine(store, new Map(), { ...options, execute: false });
+  const engine = new Engine(store, definitions, { ...options, execute: false });
   try {
     await engine.start();
   } catch (err) {

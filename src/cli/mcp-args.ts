@@ -25,8 +25,9 @@ Serves a Waymark database over MCP.
   --allow-handles      Serve a --registry module that leaves handles open at import (a logger's worker, a
                        client's socket); one that starts an engine is refused all the same.
   --read-only          Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action),
-                       and the inspector's actions (send, replay, cancel). Beside an application, the SQLite
-                       file is opened read-only.
+                       and the inspector's actions (send, replay, cancel). Never executes or writes: the server
+                       attaches (a SQLite file is opened read-only), even with --registry, whose module then
+                       only lends its workflows' definitions and schemas.
   --token-env NAME     Require "Authorization: Bearer <token>" over HTTP, the token read from environment
                        variable NAME. Required when binding beyond loopback. Open the inspector once as
                        http://host:port/?token=<token>: a session cookie then carries it.

@@ -6,12 +6,13 @@
 // Logs go to stderr; in stdio mode stdout carries only the protocol.
 
 import type { WaymarkEngine } from "../engine/api.js";
+import type { Definitions } from "../engine/definitions.js";
 import { createInspector } from "../inspector/index.js";
 import { type LogLevel, log } from "../log.js";
 import { bindProblem, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { createMcpServer } from "../mcp/server.js";
 import { claimStdout, serveStdio } from "../mcp/stdio.js";
-import { attach } from "../registry.js";
+import { attachWith } from "../registry.js";
 import { openStore } from "../storage/open.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
 import { databaseProblem } from "./database-arg.js";
@@ -24,12 +25,15 @@ function say(line: string, level: LogLevel = "info"): void {
   log(level, "waymark mcp", line);
 }
 
-/** Attaches beside the application; read-only opens a SQLite file read-only, so nothing can be written. */
-async function attachTo(args: Args): Promise<WaymarkEngine> {
+/**
+ * Attaches beside the application, executing nothing; read-only opens a SQLite file read-only, so nothing can
+ * be written. A registry's definitions (given with --read-only) only lend their names and schemas.
+ */
+async function attachTo(args: Args, definitions: Definitions = new Map()): Promise<WaymarkEngine> {
   if (!args.readOnly || args.db === ":memory:" || isPostgresUrl(args.db)) {
-    return attach({ database: args.db });
+    return attachWith({ database: args.db }, definitions);
   }
-  return attach({ database: await openStore(args.db, { readonly: true }) });
+  return attachWith({ database: await openStore(args.db, { readonly: true }) }, definitions);
 }
 
 /** Serves `waymark mcp`: every check that can refuse runs before the database is opened. */
@@ -68,8 +72,16 @@ export async function run(argv: string[]): Promise<number> {
   try {
     if (args.registry) {
       const registry = await loadRegistry(args.registry, { allowHandles: args.allowHandles });
-      engine = (await registry.start({ database: args.db })) as unknown as WaymarkEngine;
-      say(`running workflows ${engine.registered().join(", ") || "(none)"} on ${args.db}`);
+      if (args.readOnly) {
+        // Read-only never executes: the code lends its definitions, the database is attached read-only.
+        engine = await attachTo(args, registry.definitions);
+        say(
+          `attached to ${args.db} (read-only) with the definitions of ${engine.registered().join(", ") || "(none)"} from ${args.registry}: reads everything, executes and writes nothing; the application runs the workflows`,
+        );
+      } else {
+        engine = (await registry.start({ database: args.db })) as unknown as WaymarkEngine;
+        say(`running workflows ${engine.registered().join(", ") || "(none)"} on ${args.db}`);
+      }
     } else {
       engine = await attachTo(args);
       say(
