@@ -14,6 +14,7 @@ import {
   type JSONRPCMessage,
   type MessageExtraInfo,
 } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_DEPTH, tooDeepAt } from "../engine/depth.js";
 import { log } from "../log.js";
 import { answerSize, cutText, MAX_ANSWER_CHARS, MAX_ERROR_CHARS, withinBudget } from "./budget.js";
 import { count, LIMITS } from "./limits.js";
@@ -86,6 +87,20 @@ export function fitMessage(message: JSONRPCMessage): JSONRPCMessage {
   return message;
 }
 
+/**
+ * Most levels of nesting in a whole incoming JSON-RPC message: a value's own limit (MAX_DEPTH, 64) plus
+ * room for the envelope around it (message, params, arguments, an args array...). Deeper messages are
+ * refused before the SDK touches them: it serialises some (an unknown response's id) recursively.
+ */
+export const MAX_MESSAGE_DEPTH = MAX_DEPTH + 8;
+
+/** Why a message is refused for its nesting, or null when it fits. */
+function tooDeep(message: JSONRPCMessage): string | null {
+  const at = tooDeepAt(message, MAX_MESSAGE_DEPTH);
+  if (at === null) return null;
+  return `Invalid Request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels (at ${cutText(at.replace(/^\./, ""), 200)}); this server reads messages of at most ${MAX_MESSAGE_DEPTH} levels, values inside them at most ${MAX_DEPTH}. Send a flatter value.`;
+}
+
 /** Strings of a request that the SDK would read before any handler of ours: each with its bound. */
 function tooLong(message: JSONRPCMessage): string | null {
   if (!("method" in message) || !("id" in message)) return null;
@@ -130,16 +145,42 @@ export class SessionGuard implements Transport {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (error) => this.onerror?.(error);
     inner.onmessage = (message, extra) => {
-      const refusal = tooLong(message);
-      if (refusal === null || !("id" in message)) {
-        this.onmessage?.(message, extra);
-        return;
+      // Nothing a message does may throw out of the transport's data handler (it would end the process).
+      try {
+        this.receive(message, extra);
+      } catch (err) {
+        log(
+          "error",
+          "waymark mcp",
+          `handling an incoming message threw, the session goes on: ${cutText(String(err), 300)}`,
+        );
       }
-      const error = { code: ErrorCode.InvalidParams, message: refusal };
-      this.inner
-        .send({ jsonrpc: "2.0", id: message.id, error })
-        .catch((err: unknown) => this.onerror?.(err as Error));
     };
+  }
+
+  private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
+    const deep = tooDeep(message);
+    if (deep !== null) {
+      if ("method" in message && "id" in message) {
+        this.refuse(message.id, ErrorCode.InvalidRequest, deep);
+      } else {
+        const kind = "method" in message ? "notification" : "response";
+        log("warn", "waymark mcp", `dropped a ${kind} nested deeper than ${MAX_MESSAGE_DEPTH} levels`);
+      }
+      return;
+    }
+    const refusal = tooLong(message);
+    if (refusal === null || !("id" in message)) {
+      this.onmessage?.(message, extra);
+      return;
+    }
+    this.refuse(message.id, ErrorCode.InvalidParams, refusal);
+  }
+
+  private refuse(id: string | number | undefined, code: number, message: string): void {
+    this.inner
+      .send({ jsonrpc: "2.0", id, error: { code, message } })
+      .catch((err: unknown) => this.onerror?.(err as Error));
   }
 
   get sessionId(): string | undefined {

@@ -53,7 +53,12 @@ export class StdioLineTransport implements Transport {
 
   private readonly ondata = (chunk: Buffer | string) => {
     for (const event of this.reader.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk)) {
-      this.handle(event);
+      // A throw out of a data handler ends the process: log it, and go on with the next line.
+      try {
+        this.handle(event);
+      } catch (err) {
+        warn(`handling a line from stdin threw, the session goes on: ${cutText(String(err), 300)}`);
+      }
     }
   };
 

@@ -2,55 +2,18 @@
 // and a non-message each get a JSON-RPC error (with the request's id when it could be read), a line is
 // logged to stderr, and the session keeps serving the lines after them.
 
-import { type ChildProcess, spawn } from "node:child_process";
 import { afterEach, expect, test } from "vitest";
-import { Closer, ROOT, tempDb, until } from "./helpers.js";
+import { Closer, tempDb } from "./helpers.js";
+import { request, spawnStdio as spawn } from "./stdio-helpers.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
 
-type Answer = { id?: unknown; result?: unknown; error?: { code: number; message: string } };
-
-/** The CLI over stdio, with what it answered (one JSON value per stdout line) and its stderr. */
-function spawnStdio(db: string) {
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ["--import", "tsx", "src/cli/main.ts", "mcp", "--stdio", "--create", "--db", db],
-    { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] },
-  );
-  closer.add(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
-  });
-  const answers: Answer[] = [];
-  let pending = "";
-  let stderr = "";
-  child.stdout!.on("data", (d: Buffer) => {
-    pending += d.toString("utf8");
-    for (let nl = pending.indexOf("\n"); nl >= 0; nl = pending.indexOf("\n")) {
-      answers.push(JSON.parse(pending.slice(0, nl)) as Answer);
-      pending = pending.slice(nl + 1);
-    }
-  });
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString("utf8")));
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  /** Writes raw bytes to the server's stdin, waiting for the pipe to drain. */
-  const write = (data: string | Buffer) =>
-    new Promise<void>((resolve, reject) => {
-      child.stdin!.write(data, (err) => (err ? reject(err) : resolve()));
-    });
-  const answerTo = (id: unknown) =>
-    until(() => answers.find((a) => a.id === id), `the answer to ${String(id)}`, 60_000);
-  return { child, answers, write, answerTo, exited, stderr: () => stderr };
-}
-
 /** The longest line the server reads (DEFAULT_MAX_LINE_BYTES, the SDK's buffer size too). */
 const MAX_LINE_BYTES = 10 * 1024 * 1024;
 
-const request = (id: unknown, method: string, params: Record<string, unknown> = {}) =>
-  `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`;
-
 test("over-long lines, invalid JSON, batches and non-messages are answered with errors and the session goes on", async () => {
-  const s = spawnStdio(tempDb(closer));
+  const s = spawn(closer, tempDb(closer));
   await s.write(
     request(1, "initialize", {
       protocolVersion: "2025-06-18",
