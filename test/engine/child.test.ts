@@ -210,4 +210,25 @@ describe.each(stores)("ctx.child on $name", ({ database }) => {
     expect(await failed.result({ timeout: 10_000 })).toEqual({ captured: 5 });
     expect(ran).toEqual(["ship c-1"]); // the completed child was reused: nothing of it ran again
   });
+
+  it("code drift on a child entry names it: new code that asks for something else there fails naming the child entry", async () => {
+    const db = await database();
+    const clock = new FakeClock();
+    const first = await setup({ use: { order, payment } }).start({ database: db, clock });
+    const parent = await first.getOrCreate("order", "o-10", { orderId: "10", amount: 3 });
+    await waitForStatus(first, parent, ["waiting"]);
+    await first.close();
+    const drifted = workflow({
+      run: async (ctx, _input: { orderId: string }) => ctx.step("charge-inline", () => "paid"),
+    });
+    const second = closeLater(
+      await setup({ use: { order: drifted, payment } }).start({ database: db, clock, deployCheck: false }),
+    );
+    await (await second.get("payment", "pay-10")).send("confirm", { ok: true });
+    const run = await second.get("order", "o-10");
+    await expect(run.result({ timeout: 10_000 })).rejects.toThrow(
+      /history holds child "charge", but the code asked for step "charge-inline"/,
+    );
+    expect((await second.diagnose(run.id)).category).toBe("code-drift");
+  });
 });
