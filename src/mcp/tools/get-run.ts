@@ -151,15 +151,14 @@ export const getRun = defineTool({
       entry: c.entry,
       detached: c.detached,
     }));
-    for (const c of children) {
-      if (c.status === "failed" || c.status === "cancelled")
-        suggested.push(
-          call(
-            "diagnose_run",
-            { workflow: c.workflow, key: c.key },
-            `see why child run ${c.workflow}/${c.key} ${c.status}`,
-          ),
-        );
+    for (const c of children.filter((c) => c.status === "failed" || c.status === "cancelled").slice(0, 5)) {
+      suggested.push(
+        call(
+          "diagnose_run",
+          { workflow: c.workflow, key: c.key },
+          `see why child run ${c.workflow}/${c.key} ${c.status}`,
+        ),
+      );
     }
     if (info.status === "failed") {
       if (failed) suggested.push(call("get_step", { ...address, step: failed.path }, "see the failed entry"));
@@ -192,7 +191,8 @@ export const getRun = defineTool({
         ),
         executing,
         parent,
-        children,
+        // The first 100 (the text counts them all): engine.family or the inspector has the rest.
+        children: children.slice(0, 100),
         createdAt: iso(info.createdAt)!,
         updatedAt: iso(info.updatedAt)!,
         finishedAt: iso(info.finishedAt),
