@@ -36,6 +36,13 @@ export type { StateDiff } from "./engine/json.js";
 export type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./engine/listing.js";
 export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay.js";
 export type { RunRef } from "./engine/run-ref.js";
+export type {
+  ScheduleCatchUp,
+  ScheduleConfig,
+  ScheduleOverlap,
+  SchedulesConfig,
+} from "./engine/schedule-spec.js";
+export type { ScheduleControl, ScheduleInfo } from "./engine/schedules.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
 

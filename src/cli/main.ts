@@ -15,6 +15,8 @@ const VERBS: Record<string, string> = {
   migrate:
     "Copy a SQLite database into PostgreSQL: waymark migrate --from app.db --to postgres://user@host/db.",
   mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--create] [--registry module].",
+  schedules:
+    "List the schedules (next due, last run), or pause or resume one: waymark schedules [list | pause <name> | resume <name>] [--db file].",
 };
 
 function usage(): string {

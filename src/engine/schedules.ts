@@ -55,6 +55,7 @@ export class Schedules implements ScheduleControl {
   /** Earliest next_due of this code's schedules as last read; the pass reads the table again from then. */
   private dueAt = 0;
   private readAt = Number.NEGATIVE_INFINITY;
+  private counter = -1;
 
   constructor(
     private readonly engine: Engine,
@@ -76,9 +77,12 @@ export class Schedules implements ScheduleControl {
   /** Fires the schedules that are due; returns when the next one is (ms, or Infinity). Part of the scheduler's pass. */
   async pass(now: number): Promise<number> {
     if (this.defs.size === 0) return Number.POSITIVE_INFINITY;
-    // Another process may have moved a schedule (fired, paused, resumed): look at least once a second.
-    if (now < this.dueAt && now - this.readAt < 1000) return this.dueAt;
+    // Another process may have moved a schedule (fired, paused, resumed): look again after its commits
+    // (as far as the change counter saw them yet), and at least once a second of the clock.
+    const counter = await this.engine.store.changeCounter();
+    if (now < this.dueAt && now - this.readAt < 1000 && counter === this.counter) return this.dueAt;
     this.readAt = now;
+    this.counter = counter;
     let next = Number.POSITIVE_INFINITY;
     for (const row of await this.engine.store.schedules()) {
       const def = this.defs.get(row.name);

@@ -9,8 +9,13 @@ const ROOT = path.resolve(import.meta.dirname, "../..");
 
 /** `waymark check ...` as a child process. */
 export function check(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return waymark(["check", ...args]);
+}
+
+/** `waymark <args>` as a child process, with its exit code and output. */
+export function waymark(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "check", ...args], {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
       cwd: ROOT,
       stdio: ["ignore", "pipe", "pipe"],
     });

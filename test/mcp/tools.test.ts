@@ -36,7 +36,10 @@ describe("tool list", () => {
         "get_step",
         "list_failures",
         "list_runs",
+        "list_schedules",
         "list_workflows",
+        "pause_schedule",
+        "resume_schedule",
         "send_message",
         "start_run",
         "wait_for_run",
@@ -66,6 +69,7 @@ describe("tool list", () => {
       "get_step",
       "diagnose_run",
       "list_failures",
+      "list_schedules",
       "wait_for_run",
     ]);
   });

@@ -8,8 +8,11 @@ import { getRun } from "./get-run.js";
 import { getStep } from "./get-step.js";
 import { listFailures } from "./list-failures.js";
 import { listRuns } from "./list-runs.js";
+import { listSchedules } from "./list-schedules.js";
 import { listWorkflows } from "./list-workflows.js";
+import { pauseSchedule } from "./pause-schedule.js";
 import { replayRun } from "./replay-run.js";
+import { resumeSchedule } from "./resume-schedule.js";
 import { sendMessage } from "./send-message.js";
 import { startRun } from "./start-run.js";
 import { waitForRun } from "./wait-for-run.js";
@@ -22,10 +25,13 @@ export const TOOLS = [
   getStep,
   diagnoseRun,
   listFailures,
+  listSchedules,
   sendMessage,
   replayRun,
   startRun,
   cancelRun,
+  pauseSchedule,
+  resumeSchedule,
   callAction,
   waitForRun,
 ] as const;
