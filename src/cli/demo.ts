@@ -1,6 +1,7 @@
 // `waymark demo`: seeds the sample workflows against a local fake API, prints what it left, and serves.
 
 import fs from "node:fs";
+import type { Server } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -20,6 +21,7 @@ import {
 } from "../index.js";
 import { createInspector } from "../inspector/index.js";
 import { DEFAULT_HTTP_PORT, type HttpHandle, serveHttp } from "../mcp/http.js";
+import { ListenError, listen } from "../mcp/listen.js";
 import { createMcpServer } from "../mcp/server.js";
 
 /** The engine the demo seeds: the fixtures registry, started. */
@@ -294,16 +296,25 @@ over HTTP on 127.0.0.1. Running it again on the same database finds the same run
 
 // ---- serving: the run inspector and MCP over HTTP beside the demo's engine ----------------------
 
-/** Serves the inspector at / and MCP at /mcp on 127.0.0.1; a busy default port falls back to a free one. */
-async function serveDemo(engine: DemoEngine, port: number, fallback: boolean): Promise<HttpHandle> {
-  const core = engine as unknown as WaymarkEngine;
-  const options = { host: "127.0.0.1", mount: createInspector(core), metrics: () => core.metrics.scrape() };
+/** Binds 127.0.0.1:`port` before the database opens; a busy default port falls back to a free one. */
+async function bindDemo(port: number, fallback: boolean): Promise<Server> {
   try {
-    return await serveHttp(() => createMcpServer(core), { ...options, port });
+    return await listen("127.0.0.1", port, "--port 0");
   } catch (err) {
-    if (!fallback || (err as NodeJS.ErrnoException).code !== "EADDRINUSE") throw err;
-    return await serveHttp(() => createMcpServer(core), { ...options, port: 0 });
+    if (!fallback || (err as ListenError).code !== "EADDRINUSE") throw err;
+    return await listen("127.0.0.1", 0);
   }
+}
+
+/** Serves the inspector at / and MCP at /mcp on the bound listener. */
+function serveDemo(engine: DemoEngine, server: Server): Promise<HttpHandle> {
+  const core = engine as unknown as WaymarkEngine;
+  return serveHttp(() => createMcpServer(core), {
+    server,
+    host: "127.0.0.1",
+    mount: createInspector(core),
+    metrics: () => core.metrics.scrape(),
+  });
 }
 
 interface Output {
@@ -353,6 +364,17 @@ export async function run(
     return 2;
   }
 
+  // Bound before the database opens (--once serves nothing): a port in use leaves no new file behind.
+  let listener: Server | undefined;
+  if (!values.once) {
+    try {
+      listener = await bindDemo(port, values.port === undefined);
+    } catch (err) {
+      io.err.write(`waymark demo: ${err instanceof Error ? err.message : String(err)}\n`);
+      return err instanceof ListenError ? 2 : 1;
+    }
+  }
+
   const api = await startFakeApi();
   const uninstall = redirectFetch(api.baseUrl);
   let engine: DemoEngine | undefined;
@@ -368,7 +390,8 @@ export async function run(
       io.out.write("\nSeeded; exiting (--once).\n");
       return 0;
     }
-    http = await serveDemo(engine, port, values.port === undefined);
+    http = await serveDemo(engine, listener!);
+    listener = undefined;
     const page = http.url.replace(/\/mcp$/, "/");
     io.out.write(
       `\nRun inspector: ${page}  (open it in a browser)\nMCP over HTTP: ${http.url}${port !== 0 && http.port !== port ? `  (port ${port} was busy)` : ""}\n`,
@@ -386,6 +409,7 @@ export async function run(
     io.out.write(`\n${signal}: closing the engine.\n`);
     return 0;
   } finally {
+    listener?.close();
     await http?.close();
     await engine?.close();
     uninstall();

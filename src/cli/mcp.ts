@@ -5,11 +5,13 @@
 //
 // Logs go to stderr; in stdio mode stdout carries only the protocol.
 
+import type { Server } from "node:http";
 import type { WaymarkEngine } from "../engine/api.js";
 import type { Definitions } from "../engine/definitions.js";
 import { createInspector } from "../inspector/index.js";
 import { type LogLevel, log } from "../log.js";
 import { bindProblem, type HttpHandle, serveHttp } from "../mcp/http.js";
+import { ListenError, listen } from "../mcp/listen.js";
 import { createMcpServer } from "../mcp/server.js";
 import { claimStdout, serveStdio } from "../mcp/stdio.js";
 import { attachWith } from "../registry.js";
@@ -66,6 +68,17 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
 
+  // The port is bound before the database opens: a port in use leaves no new file behind.
+  let listener: Server | undefined;
+  if (args.mode === "http") {
+    try {
+      listener = await listen(args.host, args.port);
+    } catch (err) {
+      say(err instanceof Error ? err.message : String(err), "error");
+      return err instanceof ListenError ? 2 : 1;
+    }
+  }
+
   // Over stdio, stdout is the protocol's alone: taken before any user code loads, the rest goes to stderr.
   const protocolOut = args.mode === "stdio" ? claimStdout() : undefined;
   let engine: WaymarkEngine;
@@ -90,6 +103,7 @@ export async function run(argv: string[]): Promise<number> {
     }
   } catch (err) {
     say(err instanceof Error ? err.message : String(err), "error");
+    listener?.close();
     // What such a module started (servers, timers) would keep this process alive: leave now.
     if (err instanceof RegistrySideEffectsError) process.exit(2);
     return err instanceof UsageError ? 2 : 1;
@@ -109,6 +123,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     if (args.mode === "http") {
       http = await serveHttp(factory, {
+        ...(listener ? { server: listener } : {}),
         host: args.host,
         port: args.port,
         ...(token ? { token } : {}),

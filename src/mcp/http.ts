@@ -3,7 +3,8 @@
 // rebinding, an optional bearer token (required beyond loopback), and a body size limit.
 
 import { randomUUID, timingSafeEqual } from "node:crypto";
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type http from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
@@ -11,6 +12,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.js";
 import { count, DEFAULT_MAX_SESSIONS } from "./limits.js";
+import { listen } from "./listen.js";
 
 export interface HttpOptions {
   /** Address to bind (default 127.0.0.1). */
@@ -46,6 +48,8 @@ export interface HttpOptions {
    * Origin checks and the same bearer token as /mcp.
    */
   metrics?: () => Promise<{ contentType: string; body: string }>;
+  /** A server already bound with listen() (host and port are then its own); otherwise one is bound here. */
+  server?: http.Server;
 }
 
 /** A handler beside the MCP endpoint; `guard` carries the server's token and body limit; `close` runs when the server stops. */
@@ -316,17 +320,11 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
     });
   }
 
-  const httpServer = http.createServer((req, res) => {
+  const httpServer = options.server ?? (await listen(host, options.port ?? DEFAULT_HTTP_PORT));
+  httpServer.on("request", (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       log("error", "waymark mcp", `HTTP request failed: ${err instanceof Error ? err.message : String(err)}`);
       jsonError(res, 500, -32603, "Internal server error.");
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    httpServer.once("error", reject);
-    httpServer.listen(options.port ?? DEFAULT_HTTP_PORT, host, () => {
-      httpServer.off("error", reject);
-      resolve();
     });
   });
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;

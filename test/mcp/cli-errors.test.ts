@@ -4,7 +4,9 @@
 
 import { spawn } from "node:child_process";
 import fs from "node:fs";
+import http from "node:http";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -91,6 +93,25 @@ describe("no file created by a server that refuses or only reads", () => {
     const r = await mcp(["--http", "0.0.0.0:0", "--create", "--db", path.join(dir, "app.db")]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("without a bearer token");
+    expect(files(dir)).toEqual([]);
+  });
+
+  test("a port in use refuses before the file is created (mcp --http and demo --port), saying how to fix it", async () => {
+    const dir = tempDir();
+    const holder = http.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, "127.0.0.1", resolve));
+    closer.add(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+    const port = (holder.address() as AddressInfo).port;
+    const served = await mcp(["--http", `127.0.0.1:${port}`, "--create", "--db", path.join(dir, "inuse.db")]);
+    expect(served.code).toBe(2);
+    expect(served.stderr).toContain(
+      `Cannot listen on 127.0.0.1:${port}: the port is in use. Stop what holds it or choose another port (--http 127.0.0.1:0 picks a free one).`,
+    );
+    expect(served.stderr).not.toContain("attached to");
+    const demo = await mcp(["--db", path.join(dir, "demo.db"), "--port", String(port)], ROOT, "demo");
+    expect(demo.code).toBe(2);
+    expect(demo.stderr).toContain(`Cannot listen on 127.0.0.1:${port}: the port is in use.`);
+    expect(demo.stderr).toContain("(--port 0 picks a free one)");
     expect(files(dir)).toEqual([]);
   });
 
