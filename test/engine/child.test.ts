@@ -6,7 +6,7 @@ import { z } from "zod";
 import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { ChildRunFailedError, FakeClock, setup, workflow } from "../../src/index.js";
-import { closeLater, tempDb } from "../helpers.js";
+import { closeLater, entryReached, tempDb, until } from "../helpers.js";
 import { tempSchema } from "../postgres/pg.js";
 
 const payment = workflow({
@@ -230,5 +230,38 @@ describe.each(stores)("ctx.child on $name", ({ database }) => {
       /history holds child "charge", but the code asked for step "charge-inline"/,
     );
     expect((await second.diagnose(run.id)).category).toBe("code-drift");
+  });
+
+  it("a parent held in memory (a step in flight beside the child wait) sees the child end in another engine", async () => {
+    const db = await database();
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      release = r;
+    });
+    const busy = workflow({
+      run: async (ctx) =>
+        ctx.join("both", {
+          pay: (c) => c.child("charge", payment, { key: `pay-${ctx.key}`, input: { amount: 2 } }),
+          work: (c) => c.step("slow", () => held.then(() => "worked")),
+        }),
+    });
+    // At most one run in memory: the parent, so the child is left to the other engine.
+    const parents = closeLater(
+      await setup({ use: { busy, payment } }).start({ database: db, maxActiveRuns: 1, deployCheck: false }),
+    );
+    const parent = await parents.getOrCreate("busy", "b-1");
+    const children = closeLater(
+      await setup({ use: { payment } }).start({ database: db, deployCheck: false }),
+    );
+    await until(() => children.findRun("payment", "pay-b-1"), "the child run to be created");
+    const child = await children.get("payment", "pay-b-1");
+    await waitForStatus(children, child, ["waiting"]);
+    const charged = entryReached(internals(parents), "both[pay]/charge");
+    await child.send("confirm", { ok: true });
+    expect(await child.result({ timeout: 10_000 })).toEqual({ receipt: "r-2" });
+    expect((await charged).status).toBe("completed");
+    expect(internals(parents).active.has(parent.id)).toBe(true); // it never left memory
+    release();
+    expect(await parent.result({ timeout: 10_000 })).toEqual({ pay: { receipt: "r-2" }, work: "worked" });
   });
 });
