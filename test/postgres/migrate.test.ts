@@ -204,6 +204,50 @@ describe("waymark migrate", () => {
     expect((await target.listRuns({ limit: 100 })).length).toBe(6);
   });
 
+  it("a parent waiting on a child run moves with it: the parent's id and the child it waits on are the target's", async () => {
+    const db = tempDb();
+    const { order, payment } = await import("../../fixtures/workflows/order.js");
+    const registry = setup({ use: { order, payment } });
+    const before = await registry.start({ database: db, deployCheck: false });
+    const parent = await before.getOrCreate("order", "o-1", { orderId: "1", amount: 150, card: "4242" });
+    await until(
+      async () => (await before.findRun("payment", "pay-1"))?.status === "waiting",
+      "the child waits",
+    );
+    await until(async () => (await parent.status()) === "waiting", "the parent waits");
+    await before.close();
+    const { url } = await tempSchema();
+    const target = closeLater(await openPostgresStore(url));
+    // A run of the target's own first, so every copied id moves.
+    await target.commit(
+      batch(1, {
+        creates: [
+          {
+            workflow: "own",
+            key: "mine",
+            version: 1,
+            input: null,
+            initialState: "{}",
+            now: 1,
+            owner: null,
+            leaseUntil: null,
+          },
+        ],
+      }),
+    );
+    expect(await migrate(["--from", db, "--to", url])).toBe(0);
+    const p = (await target.findRun("order", "o-1"))!;
+    const c = (await target.findRun("payment", "pay-1"))!;
+    expect(c.parentRunId).toBe(p.id);
+    expect(p.waitRuns).toBe(`|${c.id}|`);
+    const after = closeLater(await registry.start({ database: url, deployCheck: false }));
+    await (await after.get("payment", "pay-1")).send("confirm", { ok: true });
+    expect(await (await after.get("order", "o-1")).result({ timeout: 10_000 })).toEqual({
+      orderId: "1",
+      receipt: "rcpt-pay-1",
+    });
+  });
+
   it("refuses a source that an application still runs, and explains its arguments", async () => {
     const db = tempDb();
     let release!: () => void;
