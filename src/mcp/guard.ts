@@ -132,6 +132,33 @@ function tooLong(message: JSONRPCMessage): string | null {
   }
 }
 
+/** What a JSON value is, for a sentence: "a number", "an object", "null". */
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  const type = typeof value;
+  return type === "object" || type === "undefined" ? `an ${type}` : `a ${type}`;
+}
+
+/**
+ * Prompt arguments that are not strings: MCP prompt arguments are strings, and the SDK's request schema
+ * would answer -32603 with its raw issue list. Checked for every prompt, before the SDK parses the request.
+ */
+function badPromptArguments(message: JSONRPCMessage): string | null {
+  if (!("method" in message) || message.method !== "prompts/get") return null;
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  const args = params.arguments;
+  const prompt = typeof params.name === "string" ? ` of prompt ${JSON.stringify(params.name)}` : "";
+  if (args === undefined) return null;
+  if (typeof args !== "object" || args === null || Array.isArray(args))
+    return `The arguments${prompt} must be an object of strings, like {"workflow": "orders"}; got ${kindOf(args)}.`;
+  for (const [name, value] of Object.entries(args)) {
+    if (typeof value !== "string")
+      return `The argument ${JSON.stringify(cutText(name, LIMITS.name))}${prompt} must be a string (prompt arguments are strings); got ${kindOf(value)}.`;
+  }
+  return null;
+}
+
 /** A transport that refuses oversized requests and holds every answer to the budget; see the top of the file. */
 export class SessionGuard implements Transport {
   onclose?: (() => void) | undefined;
@@ -169,7 +196,7 @@ export class SessionGuard implements Transport {
       }
       return;
     }
-    const refusal = tooLong(message);
+    const refusal = tooLong(message) ?? badPromptArguments(message);
     if (refusal === null || !("id" in message)) {
       this.onmessage?.(message, extra);
       return;
