@@ -32,7 +32,7 @@ import { expireDeadOwners, makeOwnerId } from "./owners.js";
 import { checkRunKey } from "./query-input.js";
 import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
 import { Requests } from "./requests.js";
-import { type RunRef, runIdOf } from "./run-ref.js";
+import type { RunRef } from "./run-ref.js";
 import { RunsApi } from "./runs-api.js";
 import type { ScheduleDef } from "./schedule-spec.js";
 import { Scheduler } from "./scheduler.js";
@@ -284,8 +284,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
    * kept. A run executing in another process is asked to stop ("requested"); a finished run is left as is.
    */
   cancel(run: RunRef, options: { by?: string } = {}): Promise<RunStatus | "requested"> {
-    return this.opened(() =>
-      cancelRun(this, runIdOf(run, "engine.cancel"), options.by ?? "the API (engine.cancel)"),
+    return this.opened(async () =>
+      cancelRun(this, await this.idOf(run, "engine.cancel"), options.by ?? "the API (engine.cancel)"),
     );
   }
 
@@ -298,15 +298,15 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     run: RunRef,
     options: ReplayOptions & { waitMs?: number } = {},
   ): Promise<ReplayPlan | ReplayRequest> {
-    return replayOrRequest(this, runIdOf(run, "engine.replay"), options);
+    return replayOrRequest(this, await this.idOf(run, "engine.replay"), options);
   }
 
   /** Why a run failed or is stuck, and the next actions (see diagnosis/). */
   diagnose(run: RunRef | { workflow: string; key: string }, options?: DiagnoseOptions): Promise<Diagnosis> {
-    return this.opened(() =>
+    return this.opened(async () =>
       diagnose(
         this,
-        typeof run === "object" && !("id" in run) ? run : runIdOf(run, "engine.diagnose"),
+        typeof run === "object" && !("id" in run) ? run : await this.idOf(run, "engine.diagnose"),
         options,
       ),
     );

@@ -36,3 +36,26 @@ export function runIdOf(ref: unknown, method: string): number {
     { method, got: what(ref) },
   );
 }
+
+/**
+ * Refuses a handle whose id names another run in this engine's database (or none): a handle from an engine
+ * on another database, whose ids mean other runs here. A handle from an engine on the same database passes.
+ */
+export function checkHandle(
+  handle: RunHandle<any>,
+  row: { workflow: string; key: string } | undefined,
+  method: string,
+): void {
+  if (row && row.workflow === handle.workflow && row.key === handle.key) return;
+  const named = JSON.stringify(`${handle.workflow}/${handle.key}`);
+  const here = row ? `is ${JSON.stringify(`${row.workflow}/${row.key}`)}` : "does not exist";
+  throw new InvalidInputError(
+    `${method} got the handle of run ${named} (id ${handle.id}), but run ${handle.id} in this engine's database ${here}: the handle comes from an engine on another database. Pass this engine's own handle: engine.get(${JSON.stringify(handle.workflow)}, ${JSON.stringify(handle.key)}).`,
+    {
+      method,
+      handle: `${handle.workflow}/${handle.key}`,
+      runId: handle.id,
+      found: row ? `${row.workflow}/${row.key}` : null,
+    },
+  );
+}

@@ -48,7 +48,7 @@ import {
 import { checkOptions, checkText, describe, textProblem } from "./query-input.js";
 import { QueueSchemas, validateMessage } from "./queues.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
-import { type RunRef, runIdOf } from "./run-ref.js";
+import { checkHandle, type RunRef, runIdOf } from "./run-ref.js";
 import { entryDetail } from "./state-history.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
 import { type WatchCondition, type WatchOptions, type WatchResult, watchRun } from "./watch-run.js";
@@ -122,14 +122,14 @@ export abstract class RunsApi {
 
   /** The stored record of a run, or undefined when there is none. */
   getRun(ref: RunRef): Promise<RunRow | undefined> {
-    return this.opened(() => this.store.getRun(runIdOf(ref, "engine.getRun")));
+    return this.opened(async () => this.store.getRun(await this.idOf(ref, "engine.getRun")));
   }
 
   /** A run's messages, oldest first: those not yet read, or all with `includeConsumed`. */
   listMessages(ref: RunRef, options: ListMessagesOptions = {}): Promise<MessageRow[]> {
-    return this.opened(() => {
+    return this.opened(async () => {
       checkOptions(options, { includeConsumed: "boolean", limit: "number" });
-      return this.store.listMessages(runIdOf(ref, "engine.listMessages"), {
+      return this.store.listMessages(await this.idOf(ref, "engine.listMessages"), {
         includeConsumed: options.includeConsumed ?? false,
         limit: Math.min(Math.max(Math.floor(options.limit ?? 100), 1), 10_000),
       });
@@ -153,6 +153,14 @@ export abstract class RunsApi {
   }
 
   /** `read()` once the engine is known open; a closed engine's error as a rejection, never a throw. */
+  /** The run id `ref` names; a handle must name the same run here (its workflow and key), see run-ref.ts. */
+  protected async idOf(ref: unknown, method: string): Promise<number> {
+    this.assertOpen();
+    const id = runIdOf(ref, method);
+    if (ref instanceof RunHandle) checkHandle(ref, await this.store.getRun(id), method);
+    return id;
+  }
+
   protected opened<T>(read: () => Promise<T>): Promise<T> {
     try {
       this.assertOpen();
@@ -179,7 +187,7 @@ export abstract class RunsApi {
   /** Validates a message with the queue's schema, stores it durably, and wakes the run if it waits. */
   async send(ref: RunRef, queue: string, body: unknown, options: SendOptions = {}): Promise<SendResult> {
     this.assertOpen();
-    const runId = runIdOf(ref, "engine.send");
+    const runId = await this.idOf(ref, "engine.send");
     const run = await this.runRow(runId);
     const label = `${run.workflow}/${run.key}`;
     // Before any lookup by it: the key is matched in the store.
@@ -243,7 +251,7 @@ export abstract class RunsApi {
   /** Calls one of the workflow's actions with the run's committed state. */
   async action(ref: RunRef, name: string, args: unknown[] = []): Promise<unknown> {
     this.assertOpen();
-    const runId = runIdOf(ref, "engine.action");
+    const runId = await this.idOf(ref, "engine.action");
     const run = await this.runRow(runId);
     const def = this.definitionOf(run);
     if (!def) {
@@ -276,19 +284,19 @@ export abstract class RunsApi {
 
   async info(ref: RunRef): Promise<RunInfo> {
     this.assertOpen();
-    return toRunInfo(await this.runRow(runIdOf(ref, "engine.info")));
+    return toRunInfo(await this.runRow(await this.idOf(ref, "engine.info")));
   }
 
   /** The run that started this one with ctx.child, and the runs it started, with their statuses. */
   async family(ref: RunRef): Promise<RunFamily> {
-    const row = await this.runRow(runIdOf(ref, "engine.family"));
+    const row = await this.runRow(await this.idOf(ref, "engine.family"));
     return readFamily(this.store, row.id, row.parentRunId);
   }
 
   /** A page of a run's history entries in the order they were first recorded. */
   async history(ref: RunRef, options: { after?: number; limit?: number } = {}): Promise<HistoryEntry[]> {
     this.assertOpen();
-    const runId = runIdOf(ref, "engine.history");
+    const runId = await this.idOf(ref, "engine.history");
     checkOptions(options, { after: "seq", limit: "number" });
     if (options.limit !== undefined && !(Number.isInteger(options.limit) && options.limit >= 1)) {
       throw new InvalidInputError(
@@ -306,7 +314,7 @@ export abstract class RunsApi {
    */
   async entry(which: RunRef, ref: number | string): Promise<EntryDetail> {
     this.assertOpen();
-    const runId = runIdOf(which, "engine.entry");
+    const runId = await this.idOf(which, "engine.entry");
     if (!(typeof ref === "string" || Number.isInteger(ref))) {
       throw new InvalidInputError(
         `Invalid entry reference ${describe(ref)}: pass an entry id (a whole number) or its path, e.g. "notify[mail]/send".`,
@@ -333,15 +341,26 @@ export abstract class RunsApi {
         ),
       );
     }
-    return this.watchRun(runId, (row) => TERMINAL_STATUSES.includes(row.status), {
+    // The watch starts now (its timeout counts from the call); a handle is checked on the watch's first read.
+    const handle = ref instanceof RunHandle ? ref : null;
+    const foreign = (row: RunRow) =>
+      handle !== null && (row.workflow !== handle.workflow || row.key !== handle.key);
+    return this.watchRun(runId, (row) => foreign(row) || TERMINAL_STATUSES.includes(row.status), {
       ...(timeout !== undefined ? { timeout } : {}),
-    }).then(({ reason, run }) => {
-      const label = `${run.workflow}/${run.key}`;
-      if (reason !== "until") throw new ResultTimeoutError(label, timeout!, run.status);
-      if (run.status === "completed") return fromJson(run.output);
-      if (run.status === "cancelled") throw new RunCancelledError(label);
-      throw new RunFailedError(label, fromJson<ErrorInfo>(run.error) ?? null);
-    });
+    }).then(
+      ({ reason, run }) => {
+        if (handle) checkHandle(handle, run, "engine.result");
+        const label = `${run.workflow}/${run.key}`;
+        if (reason !== "until") throw new ResultTimeoutError(label, timeout!, run.status);
+        if (run.status === "completed") return fromJson(run.output);
+        if (run.status === "cancelled") throw new RunCancelledError(label);
+        throw new RunFailedError(label, fromJson<ErrorInfo>(run.error) ?? null);
+      },
+      (err) => {
+        if (handle && err instanceof RunNotFoundError) checkHandle(handle, undefined, "engine.result");
+        throw err;
+      },
+    );
   }
 
   /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { waitForStatus } from "../../fixtures/wait.js";
+import { FakeClock } from "../../src/engine/clock.js";
 import { FatalError, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb } from "../helpers.js";
 
@@ -67,5 +68,56 @@ describe("run-taking methods accept a RunHandle or an id", () => {
     // The refusals changed nothing: the run is still failed, with its one entry.
     expect((await run.info()).status).toBe("failed");
     expect(await run.history()).toHaveLength(1);
+  });
+});
+
+const nap = workflow({
+  run: async (ctx) => {
+    await ctx.sleep("nap", "1h");
+    return "rested";
+  },
+});
+
+describe("a handle names one run of one database", () => {
+  it("another database's engine refuses it (its same-numbered run untouched); one on the same database takes it", async () => {
+    const clock = new FakeClock();
+    const registry = setup({ use: { nap } });
+    const dbA = tempDb();
+    const a = closeLater(await registry.start({ database: dbA, clock }));
+    const b = closeLater(await registry.start({ database: tempDb(), clock }));
+    const fromA = await a.getOrCreate("nap", "a-1");
+    const second = await a.getOrCreate("nap", "a-2");
+    const ofB = await b.getOrCreate("nap", "b-1");
+    expect(fromA.id).toBe(ofB.id);
+    await waitForStatus(a, fromA, ["sleeping"]);
+    await waitForStatus(b, ofB, ["sleeping"]);
+
+    const cancel = b.cancel(fromA);
+    await expect(cancel).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(cancel).rejects.toThrow(
+      `engine.cancel got the handle of run "nap/a-1" (id ${fromA.id}), but run ${fromA.id} in this engine's database is "nap/b-1": the handle comes from an engine on another database. Pass this engine's own handle: engine.get("nap", "a-1").`,
+    );
+    await expect(b.replay(fromA, { dryRun: true })).rejects.toThrow(
+      /engine.replay got the handle of run "nap\/a-1"/,
+    );
+    await expect(b.info(fromA)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(b.history(fromA)).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(b.result(fromA, { timeout: 0 })).rejects.toMatchObject({ code: "INVALID_INPUT" });
+    await expect(b.info(second)).rejects.toThrow(
+      `engine.info got the handle of run "nap/a-2" (id ${second.id}), but run ${second.id} in this engine's database does not exist:`,
+    );
+    await expect(b.result(second)).rejects.toThrow(
+      /engine.result got the handle of run "nap\/a-2" .* does not exist/,
+    );
+    expect(await ofB.status()).toBe("sleeping");
+    expect(await fromA.status()).toBe("sleeping");
+
+    // Another engine on A's database: the same handle names the same run there.
+    const c = closeLater(await registry.start({ database: dbA, clock }));
+    expect((await c.info(fromA)).key).toBe("a-1");
+    expect((await c.history(fromA)).map((e) => e.name)).toEqual(["nap"]);
+    expect(["cancelled", "requested"]).toContain(await c.cancel(fromA));
+    await waitForStatus(a, fromA, ["cancelled"]);
+    expect(await ofB.status()).toBe("sleeping");
   });
 });
