@@ -124,6 +124,18 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
         { workflow: "wf", queue: "notes", count: 1 },
       ],
     );
+    // A run that read 1 of its 3 messages and completed leaves none waiting: nothing will ever read them.
+    const done = await createRun(store, "done", { workflow: "finished" });
+    const read = await send(store, done.id, "decisions", { n: 5 });
+    await send(store, done.id, "decisions", { n: 6 });
+    await send(store, done.id, "notes", { n: 7 });
+    await store.commit(
+      batch(T0 + 2, {
+        consume: [{ messageId: read.id, runId: done.id, bySeq: 1 }],
+        runs: [{ id: done.id, status: "completed" }],
+      }),
+    );
+    expect((await store.pendingMessageCounts()).filter((c) => c.workflow === "finished")).toEqual([]);
 
     const traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
     const res = await store.commit(

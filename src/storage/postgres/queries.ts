@@ -38,7 +38,8 @@ export function statements(t: Tables) {
     getMessage: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE id = $1`,
     maxMessageId: `SELECT coalesce(max(id), 0) AS id FROM ${t.messages}`,
     pendingMessageCounts: `SELECT r.workflow, m.queue, count(*)::int AS count FROM ${t.messages} m
-      JOIN ${t.runs} r ON r.id = m.run_id WHERE m.consumed_at IS NULL GROUP BY r.workflow, m.queue`,
+      JOIN ${t.runs} r ON r.id = m.run_id WHERE m.consumed_at IS NULL
+        AND r.status NOT IN ('completed', 'failed', 'cancelled') GROUP BY r.workflow, m.queue`,
     countRuns: `SELECT workflow, version, status, count(*) AS count FROM ${t.runs}
       GROUP BY workflow, version, status ORDER BY workflow COLLATE "C", version, status COLLATE "C"`,
     liveVersions: `SELECT workflow, version, count(*) AS count, (array_agg(key ORDER BY id))[1:20] AS keys

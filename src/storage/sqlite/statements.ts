@@ -207,7 +207,8 @@ export function prepareStatements(db: Database.Database): Statements {
     nextWakeFor: p(`SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL
       AND workflow IN (SELECT value FROM json_each(?))`).pluck(),
     pendingMessageCounts: p(`SELECT r.workflow, m.queue, count(*) AS count FROM messages m
-      JOIN runs r ON r.id = m.run_id WHERE m.consumed_at IS NULL GROUP BY r.workflow, m.queue`),
+      JOIN runs r ON r.id = m.run_id WHERE m.consumed_at IS NULL
+        AND r.status NOT IN ('completed', 'failed', 'cancelled') GROUP BY r.workflow, m.queue`),
     countRuns: p(
       "SELECT workflow, version, status, count(*) AS count FROM runs GROUP BY workflow, version, status",
     ),
