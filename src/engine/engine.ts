@@ -135,7 +135,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
     if (this.executes) await this.schedules.declare();
     // Only a process that executes takes dead owners' runs over; an attached reader writes nothing here.
-    if (this.executes) this.tookOver(await expireDeadOwners(this.store, this.owner, this.clock.now()));
+    if (this.executes) this.deadOwnersExpired(await expireDeadOwners(this.store, this.owner, this.clock.now()));
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
     this.changes.start(this.pollMs);
     this.leases.start(this.executes);
@@ -324,9 +324,11 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.scheduler.arm(this.clock.now());
   }
 
-  /** Dead owners' runs were made claimable: count them, and claim them soon. */
-  tookOver(runs: number): void {
-    this.metrics.tookOver(runs);
+  /**
+   * Dead owners' runs were made claimable: claim them soon. The takeover is counted when the claim takes
+   * them (scheduler.ts), so a run is counted once however it became claimable.
+   */
+  deadOwnersExpired(runs: number): void {
     if (runs > 0) this.poke();
   }
 

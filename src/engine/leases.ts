@@ -48,7 +48,7 @@ export class LeaseKeeper {
       // here before trusting the leases left, so nothing of it is written from this process again.
       for (const id of held) if (!renewed.has(id)) this.leaseGone(id);
       this.safeUntil = at + Math.floor((this.leaseMs * 2) / 3);
-      e.tookOver(await expireDeadOwners(e.store, e.owner, e.clock.now()));
+      e.deadOwnersExpired(await expireDeadOwners(e.store, e.owner, e.clock.now()));
     } catch (err) {
       e.reportStorageError(err);
     }

@@ -342,7 +342,7 @@ export interface Store {
   loadRuns(ids: number[]): Promise<LoadedRun[]>;
   listRuns(query: RunQuery): Promise<RunRow[]>;
   countRuns(): Promise<RunCount[]>;
-  /** Messages not consumed yet, counted by the workflow of their run and their queue (for metrics). */
+  /** Messages not consumed yet by runs not finished, counted by the workflow of their run and their queue (for metrics). */
   pendingMessageCounts(): Promise<Array<{ workflow: string; queue: string; count: number }>>;
   /**
    * Failed and retrying runs with a stored signature, grouped by it, most runs first (then the latest

@@ -4,6 +4,9 @@
 
 import parse, { type Family, type Sample } from "parse-prometheus-text-format";
 import { afterEach, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import os from "node:os";
 import { z } from "zod";
 import type { Engine } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
@@ -18,6 +21,16 @@ import { batch as emptyBatch } from "../storage/backends.js";
 const closer = new Closer();
 afterEach(() => closer.closeAll());
 const TOKEN = "metrics-token";
+
+/** The owner id of a real process of this machine, killed with SIGKILL before this returns. */
+async function deadOwner(): Promise<string> {
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  await once(child, "spawn");
+  const exited = once(child, "exit");
+  child.kill("SIGKILL");
+  await exited;
+  return `${os.hostname()}:${child.pid}:killed`;
+}
 
 /** What one scrape gave: the text, and its metric families as the parser reads them. */
 interface Scrape {
@@ -180,9 +193,13 @@ describe("/metrics", () => {
     expect(value(await read(b), "waymark_runs", { workflow: "noop", status: "completed" })).toBe(1);
   });
 
-  it("counts the runs it takes over from an owner whose lease expired", async () => {
+  it.each([
+    ["an owner whose lease expired", async () => "another-host:4242:gone", 20_000],
+    ["a process of this machine killed with SIGKILL (lease still running)", deadOwner, 1_000],
+  ])("counts a run it takes over from %s once", async (_, makeOwner, after) => {
     const db = tempDb();
     const t0 = Date.UTC(2026, 0, 1);
+    const owner = await makeOwner();
     const store = openSqliteStore(db);
     await store.commit(
       emptyBatch(t0, {
@@ -194,7 +211,7 @@ describe("/metrics", () => {
             input: null,
             initialState: "{}",
             now: t0,
-            owner: "another-host:4242:gone",
+            owner,
             leaseUntil: t0 + 15_000,
           },
         ],
@@ -202,7 +219,7 @@ describe("/metrics", () => {
     );
     await store.close();
     const noop = workflow({ run: async (ctx) => ctx.step("only", () => 1) });
-    const clock = new FakeClock(t0 + 20_000);
+    const clock = new FakeClock(t0 + after);
     const engine = (await setup({ use: { noop } }).start({ database: db, clock })) as unknown as Engine;
     closer.add(() => engine.close());
     expect(await (await engine.get("noop", "orphan")).result({ timeout: 5000 })).toBe(1);
