@@ -17,6 +17,7 @@ import {
   type RunInfo,
   RunNotFoundError,
   type RunStatus,
+  type ScheduleInfo,
   type WaymarkEngine,
 } from "../index.js";
 import { createInspector } from "../inspector/index.js";
@@ -282,6 +283,16 @@ export function formatSeeded(seeded: SeededRun[]): string {
   return `${lines.join("\n")}\n\nNext, from an MCP client on this database:\n${next.join("\n")}\n`;
 }
 
+/** The schedules the demo's registry declares, with their next firings. */
+export function formatSchedules(schedules: ScheduleInfo[]): string {
+  const lines = schedules.map(
+    (s) => `  ${s.name} → ${s.workflow}  next ${s.nextDue ?? (s.paused ? "(paused)" : "(not computed yet)")}`,
+  );
+  return lines.length
+    ? `\nUpcoming schedules (waymark schedules --db <file>; list_schedules):\n${lines.join("\n")}\n`
+    : "";
+}
+
 const USAGE = `Usage: waymark demo [--db <file>] [--once] [--port <n>]
 
 Seeds the sample workflows (fixtures/) against a local fake API that stands in for ${SAMPLE_ORIGIN},
@@ -386,6 +397,7 @@ export async function run(
     );
     const seeded = await seedDemo(engine, api);
     io.out.write(`${formatSeeded(seeded)}  (serve them with: waymark mcp --db ${database})\n`);
+    io.out.write(formatSchedules(await engine.schedules.list()));
     if (values.once) {
       io.out.write("\nSeeded; exiting (--once).\n");
       return 0;

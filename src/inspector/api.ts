@@ -2,6 +2,7 @@
 //
 //   GET  /api/meta                                  read-only flag, mode, statuses, the server's clock
 //   GET  /api/workflows                             workflows with run counts by status, and the totals
+//   GET  /api/schedules                             every schedule: next due, paused or orphaned, last run
 //   GET  /api/runs?workflow&status&key&error&after&before&cursor&limit    newest first, a page at a time
 //   GET  /api/runs/:workflow/:key                   the run, what it waits on (with message schemas), queues
 //   GET  /api/runs/:workflow/:key/history           every entry's timing, attempts and status (the first 10,000)
@@ -31,6 +32,7 @@ import {
   type RunAnswer,
   type RunsAnswer,
   runRow,
+  type SchedulesAnswer,
   type SendAnswer,
   type WorkflowsAnswer,
 } from "./shapes.js";
@@ -90,6 +92,7 @@ export class InspectorApi {
     if (head === "meta" && rest.length === 0 && get) return { body: this.meta() };
     if (head === "workflows" && rest.length === 0 && get) return { body: await this.workflows() };
     if (head === "runs" && rest.length === 0 && get) return { body: await this.runs(url) };
+    if (head === "schedules" && rest.length === 0 && get) return { body: await this.schedules() };
     if (head === "runs" && rest.length >= 2) {
       const workflow = segment(rest[0]!, "workflow");
       const key = segment(rest[1]!, "key");
@@ -142,6 +145,10 @@ export class InspectorApi {
       statuses: RUN_STATUSES,
       serverNow: this.engine.clock.now(),
     };
+  }
+
+  private async schedules(): Promise<SchedulesAnswer> {
+    return { schedules: await this.engine.schedules.list() };
   }
 
   private async workflows(): Promise<WorkflowsAnswer> {

@@ -5,6 +5,7 @@ import type { EntryDetail, SendResult } from "../engine/api.js";
 import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.js";
 import type { ErrorInfo } from "../engine/error-info.js";
 import type { ReplayPlan } from "../engine/replay.js";
+import type { ScheduleInfo } from "../engine/schedules.js";
 import type { HistoryEntry, RunInfo, WaitInfo } from "../engine/views.js";
 import { cut } from "../format.js";
 import type { RunStatus } from "../storage/store.js";
@@ -147,6 +148,11 @@ export interface WorkflowsAnswer {
   workflows: WorkflowRow[];
   /** Runs by status over every workflow. */
   totals: Record<string, number>;
+}
+
+/** GET /api/schedules: every schedule (engine.schedules.list()), by name. */
+export interface SchedulesAnswer {
+  schedules: ScheduleInfo[];
 }
 
 /** GET /api/runs: a page of runs, newest first. */

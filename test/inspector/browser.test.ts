@@ -116,6 +116,15 @@ describe("the run inspector in chromium, on the demo", () => {
       expect(failed).toBeGreaterThanOrEqual(1);
       await rowsAre(Math.min(all, 25));
       await page.locator("#live[data-state='live']").waitFor();
+      // The demo's schedule, upcoming: its next firing as a time, never fired yet.
+      const nightly = page.locator('.schedules tr[data-schedule="nightly"]');
+      await nightly.waitFor();
+      expect(await nightly.locator("td").nth(1).textContent()).toBe("nightlyReport");
+      expect(await nightly.locator("td").nth(2).textContent()).toBe("cron 0 3 * * * (Europe/Berlin)");
+      expect(await nightly.locator(".schedule-next time").getAttribute("datetime")).toMatch(
+        /T0[12]:00:00\.000Z$/,
+      );
+      expect(await nightly.locator(".schedule-last").textContent()).toBe("never fired");
       await shot("runs-list");
 
       await page.locator('.count[data-status="failed"]').click();

@@ -6,6 +6,7 @@ import { h } from "preact";
 import { runHref } from "./api.js";
 import { clock, duration, relative } from "./format.js";
 import { Badge, Time } from "./parts.js";
+import { SchedulesPanel } from "./schedules-view.js";
 
 /** @typedef {import("./types.js").RunRow} RunRow */
 /** @typedef {import("./types.js").RunsAnswer} RunsAnswer */
@@ -18,6 +19,7 @@ import { Badge, Time } from "./parts.js";
  * @property {readonly string[]} statuses every run status, in order
  * @property {RunsAnswer} page
  * @property {WorkflowsAnswer} workflows
+ * @property {import("./types.js").SchedulesAnswer["schedules"]} schedules every schedule (a panel when there are any)
  * @property {number} pageNumber from 1
  * @property {(filters: Filters) => string} href the link of the list with other filters
  * @property {(filters: Filters) => void} onFilter
@@ -42,6 +44,7 @@ export function RunsView(/** @type {RunsViewProps} */ props) {
   return [
     h("h1", { class: "page-title", key: "title" }, "Runs"),
     h(Counts, { ...props, key: "counts" }),
+    h(SchedulesPanel, { schedules: props.schedules, key: "schedules" }),
     h(FilterForm, { ...props, key: "filters" }),
     h(
       "section",

@@ -1,6 +1,6 @@
 // @ts-check
 // The runs list's page: filters live in the address (#/?status=failed&workflow=...), so a view can be
-// shared; loads a page of runs and the counts from the API, draws RunsView (runs-view.js), and reloads
+// shared; loads a page of runs, the counts and the schedules from the API, draws RunsView (runs-view.js), and reloads
 // when the server says something changed.
 
 import { h, render } from "preact";
@@ -38,6 +38,8 @@ export function showRuns(main, params, ctx) {
   let page = null;
   /** @type {WorkflowsAnswer | null} */
   let workflows = null;
+  /** @type {import("./types.js").SchedulesAnswer["schedules"]} */
+  let schedules = [];
   let stopped = false;
 
   function draw() {
@@ -48,6 +50,7 @@ export function showRuns(main, params, ctx) {
         statuses: ctx.meta.statuses,
         page,
         workflows,
+        schedules,
         pageNumber: cursors.length,
         href: (next) => ctx.href("#/", next),
         onFilter: (next) => ctx.go("#/", next),
@@ -58,12 +61,14 @@ export function showRuns(main, params, ctx) {
   }
 
   async function load() {
-    const [list, wf] = await Promise.all([
+    const [list, wf, sc] = await Promise.all([
       api(`/runs?${runsQuery(filters, cursors.at(-1) ?? "")}`),
       api("/workflows"),
+      api("/schedules"),
     ]);
     page = /** @type {RunsAnswer} */ (list);
     workflows = /** @type {WorkflowsAnswer} */ (wf);
+    schedules = /** @type {import("./types.js").SchedulesAnswer} */ (sc).schedules;
     draw();
   }
 

@@ -10,6 +10,7 @@
 /** @typedef {import("../shapes.js").MetaAnswer} MetaAnswer */
 /** @typedef {import("../shapes.js").WorkflowsAnswer} WorkflowsAnswer */
 /** @typedef {import("../shapes.js").RunsAnswer} RunsAnswer */
+/** @typedef {import("../shapes.js").SchedulesAnswer} SchedulesAnswer */
 /** @typedef {import("../shapes.js").RunRow} RunRow */
 /** @typedef {import("../shapes.js").RunAnswer} RunAnswer */
 /** @typedef {import("../shapes.js").RunDetail} RunDetail */
