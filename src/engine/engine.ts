@@ -214,6 +214,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     const inputJson = input === undefined ? null : toJson(input, `The input of run "${workflow}/${key}"`);
     const now = this.clock.now();
     const claim = this.executes && this.active.size < this.maxActive;
+    const started = startRunTrace(workflow, key, def.version, now);
     const { run, created } = await this.writes.create({
       workflow,
       key,
@@ -223,10 +224,11 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       now,
       owner: claim ? this.owner : null,
       leaseUntil: claim ? now + this.leaseMs : null,
-      traceContext: startRunTrace(workflow, key, def.version, now),
+      traceContext: started.traceparent,
       parentRunId,
     });
     if (created) {
+      started.created(run.id);
       if (claim) this.begin(run, [], []);
       else this.poke();
       this.events.emit({ type: "run", runId: run.id, workflow, key, status: run.status });

@@ -184,6 +184,7 @@ export class Schedules implements ScheduleControl {
     }
     const wf = latestDefinition(e.defs, def.workflow);
     const claim = e.executes && e.active.size < e.maxActive;
+    const started = startRunTrace(def.workflow, key, wf.version, now);
     const result = await e.store.advanceSchedule(advance("started"), {
       ...emptyBatch(now),
       creates: [
@@ -196,13 +197,16 @@ export class Schedules implements ScheduleControl {
           now,
           owner: claim ? e.owner : null,
           leaseUntil: claim ? now + e.leaseMs : null,
-          traceContext: startRunTrace(def.workflow, key, wf.version, now),
+          traceContext: started.traceparent,
         },
       ],
     });
     if (result === null) return false;
     const { run, created } = result.created[0]!;
-    if (created) this.started(run, claim);
+    if (created) {
+      started.created(run.id);
+      this.started(run, claim);
+    }
     return run.id;
   }
 

@@ -69,11 +69,20 @@ function runAttributes(run: TracedRun): Attributes {
   };
 }
 
+/** A run's trace opened before the store says whether the run is new: its traceparent, and how to finish it. */
+export interface RunStart {
+  /** What to store with the run (null without an SDK). */
+  readonly traceparent: string | null;
+  /** The run was created with this id: the start span gets it and is recorded. */
+  created(runId: number): void;
+}
+
 /**
- * Opens a run's trace when it is created: a short span under the caller's active context (an HTTP request
- * that started the run, say), whose traceparent is stored with the run. Null without an SDK.
+ * Opens a run's trace when it may be created: a short span under the caller's active context (an HTTP request
+ * that started the run, say), whose traceparent is stored with the run. The span is recorded only when
+ * `created` is called; a run that already existed leaves it unended, so no SDK exports it.
  */
-export function startRunTrace(workflow: string, key: string, version: number, now: number): string | null {
+export function startRunTrace(workflow: string, key: string, version: number, now: number): RunStart {
   const span = tracer.startSpan(
     `start ${workflow}`,
     {
@@ -83,8 +92,13 @@ export function startRunTrace(workflow: string, key: string, version: number, no
     },
     context.active(),
   );
-  span.end(now);
-  return traceparentOf(span);
+  return {
+    traceparent: traceparentOf(span),
+    created(runId) {
+      span.setAttribute(ATTR.runId, runId);
+      span.end(now);
+    },
+  };
 }
 
 /** A span that ends once, with an outcome and perhaps an error recorded as an exception event. */

@@ -246,4 +246,19 @@ describe("traces", () => {
       "waymark.wait.outcome": "completed",
     });
   });
+
+  it("a start span only for a run really created, with the run's id; getOrCreate of an existing run opens none", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const noop = workflow({ run: async (ctx) => ctx.step("only", () => 1) });
+    const engine = closeLater(await setup({ use: { noop } }).start({ database: tempDb(), clock }));
+    const run = await engine.getOrCreate("noop", "n-1");
+    expect(await run.result({ timeout: 5000 })).toBe(1);
+    await engine.getOrCreate("noop", "n-1");
+    await engine.getOrCreate("noop", "n-1");
+    expect(one("start noop").attributes).toMatchObject({
+      "waymark.workflow": "noop",
+      "waymark.run.key": "n-1",
+      "waymark.run.id": run.id,
+    });
+  });
 });
