@@ -1,5 +1,6 @@
 // Every error Waymark raises: a stable `code`, and a message that says what happened and what to do.
 
+import { divergence, entryNoun } from "./divergence.js";
 import { ERROR_CODES, type ErrorCode } from "./error-codes.js";
 
 /** A name as shown in a message: quoted, and cut at 80 characters (names can be hostile). */
@@ -256,8 +257,6 @@ export class HistoryDivergedError extends WaymarkError {
     replayFrom: string | null,
   ) {
     const where = scope === "" ? "the root scope" : `scope "${scope}"`;
-    const holds = recorded ? `${recorded.kind} "${recorded.name}"` : "nothing more";
-    const asked = requested ? `${requested.kind} "${requested.name}"` : "nothing more (the code finished)";
     const fixes: string[] = [];
     if (recorded && requested && recorded.name !== requested.name) {
       fixes.push(
@@ -267,7 +266,9 @@ export class HistoryDivergedError extends WaymarkError {
     } else if (recorded && !requested) {
       fixes.push(`if "${recorded.name}" was removed, put ctx.removed("${recorded.name}") where it stood`);
     } else if (recorded && requested) {
-      fixes.push(`keep "${recorded.name}" a ${recorded.kind}, or rename the new ${requested.kind}`);
+      fixes.push(
+        `keep "${recorded.name}" a ${entryNoun(recorded.kind)}, or rename the new ${entryNoun(requested.kind)}`,
+      );
     }
     fixes.push(
       `branch new behaviour with ctx.version("<change-name>", 2)`,
@@ -275,7 +276,7 @@ export class HistoryDivergedError extends WaymarkError {
     );
     super(
       "HISTORY_DIVERGED",
-      `Run "${run}" no longer matches its history at entry #${ordinal + 1} of ${where}: history holds ${holds}, but the code asked for ${asked}. To fix: ${fixes.join("; ")}.${replayFrom ? ` Or replay the run from "${replayFrom}", the earliest entry a replay could start from.` : ""}`,
+      `Run "${run}" no longer matches its history at entry #${ordinal + 1} of ${where}: ${divergence(recorded, requested, "asked")}. To fix: ${fixes.join("; ")}.${replayFrom ? ` Or replay the run from "${replayFrom}", the earliest entry a replay could start from.` : ""}`,
       { run, scope, ordinal, recorded, requested, replayFrom },
     );
   }

@@ -5,6 +5,7 @@
 // or starts retrying), the stores' migrations (which backfill it) and the diagnosis (which explains it).
 
 import { createHash } from "node:crypto";
+import { divergence } from "./divergence.js";
 import type { EntryRow } from "./storage/store.js";
 
 /** An error as recorded (see ErrorInfo in engine/error-info.ts). */
@@ -120,13 +121,11 @@ export function runFailureKey(
   if (error.code === "HISTORY_DIVERGED") {
     const recorded = details.recorded as { kind: string; name: string } | null | undefined;
     const requested = details.requested as { kind: string; name: string } | null | undefined;
-    const holds = recorded ? `${recorded.kind} "${recorded.name}"` : "nothing more";
-    const asks = requested ? `${requested.kind} "${requested.name}"` : "nothing more";
     return {
       workflow: info.workflow,
       entry: recorded?.name ?? "(end)",
       errorName: error.name,
-      message: `history holds ${holds}, the code asks for ${asks}`,
+      message: divergence(recorded ?? null, requested ?? null),
     };
   }
   if (entries) {

@@ -5,6 +5,7 @@
 
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import { divergence } from "../divergence.js";
 import { systemClock } from "../engine/clock.js";
 import { checkUnfinishedRuns, type DriftFinding, type DriftReport } from "../engine/drift-check.js";
 import { DEFAULT_DATABASE, openStore } from "../storage/open.js";
@@ -37,9 +38,7 @@ function where(f: DriftFinding): string {
   const e = f.entry;
   if (!e) return `version ${f.version} is not registered`;
   const scope = e.scope === "" ? "the root scope" : `scope "${e.scope}"`;
-  const holds = e.recorded ? `${e.recorded.kind} "${e.recorded.name}"` : "nothing more";
-  const asks = e.requested ? `${e.requested.kind} "${e.requested.name}"` : "nothing more (the code finishes)";
-  return `entry #${e.position} of ${scope}: history holds ${holds}, the code asks for ${asks}`;
+  return `entry #${e.position} of ${scope}: ${divergence(e.recorded, e.requested)}`;
 }
 
 /** The report as a person reads it in a terminal or a CI log. */

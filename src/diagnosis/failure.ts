@@ -1,6 +1,7 @@
 // Failed runs: a step that ran out of retries, a fatal error, a step timeout, code drift, or workflow code
 // that threw outside any step.
 
+import { divergence, entryPhrase } from "../divergence.js";
 import type { HistoryEntry } from "../engine/views.js";
 import { person, replayActions } from "./actions.js";
 import { causeKind, latestError, stepEvidence, stepFrame } from "./attempts.js";
@@ -87,8 +88,7 @@ function drift(facts: RunFacts): Finding {
   const d = (info.error?.details ?? {}) as unknown as DriftDetails;
   const entry = facts.entries.find((e) => e.scope === d.scope && e.ordinal === d.ordinal) ?? null;
   const where = d.scope === "" ? "the root scope" : `scope "${d.scope}"`;
-  const holds = d.recorded ? `${d.recorded.kind} "${d.recorded.name}"` : "nothing more";
-  const asks = d.requested ? `${d.requested.kind} "${d.requested.name}"` : "nothing more (the code finished)";
+  const differs = divergence(d.recorded, d.requested);
   const fixes: string[] = [];
   if (d.recorded && d.requested && d.recorded.name !== d.requested.name)
     fixes.push(`restore the old name "${d.recorded.name}" if it was renamed`);
@@ -100,7 +100,7 @@ function drift(facts: RunFacts): Finding {
   const evidence: Evidence[] = [
     {
       kind: "drift",
-      fact: `entry #${d.ordinal + 1} of ${where}: history holds ${holds}, the code asks for ${asks}`,
+      fact: `entry #${d.ordinal + 1} of ${where}: ${differs}`,
       ...(entry ? { entry: entry.id } : {}),
     },
     {
@@ -120,11 +120,15 @@ function drift(facts: RunFacts): Finding {
   }
   const nextActions = d.replayFrom
     ? replayActions(facts.address, d.replayFrom, `from "${d.replayFrom}" on the new code`)
-    : [person(`Change the code back so that ${where} asks for ${holds} again (${fixes.join("; ")}).`)];
+    : [
+        person(
+          `Change the code back so that ${where} asks for ${d.recorded ? entryPhrase(d.recorded) : "nothing more"} again (${fixes.join("; ")}).`,
+        ),
+      ];
   return {
     category: "code-drift",
     culprit: entry ? culpritOf(entry) : null,
-    summary: `The deployed code no longer matches this run's history: at entry #${d.ordinal + 1} of ${where} history holds ${holds} but the code asks for ${asks}. ${d.replayFrom ? `Replay from "${d.replayFrom}" to run the new code from there, or keep the old path with ctx.removed, ctx.version or a new workflow version.` : "Restore the code the run started with, or use ctx.removed, ctx.version or a new workflow version."}`,
+    summary: `The deployed code no longer matches this run's history: at entry #${d.ordinal + 1} of ${where}, ${differs}. ${d.replayFrom ? `Replay from "${d.replayFrom}" to run the new code from there, or keep the old path with ctx.removed, ctx.version or a new workflow version.` : "Restore the code the run started with, or use ctx.removed, ctx.version or a new workflow version."}`,
     evidence,
     nextActions,
     failure: runFailureKey(info),

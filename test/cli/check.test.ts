@@ -19,7 +19,7 @@ test("a step renamed under a waiting run: exit 1 naming the run, the entry and t
     `waymark check: 1 unfinished run in ${db} replayed against test/cli/payout-renamed.ts.`,
   );
   expect(broken.stdout).toContain(
-    'FAIL payout/p-1 (waiting, version 1): entry #1 of the root scope: history holds step "load-account", the code asks for step "load-customer"',
+    'FAIL payout/p-1 (waiting, version 1): entry #1 of the root scope: history holds a step named "load-account"; the code asks for one named "load-customer"',
   );
   expect(broken.stdout).toContain('if "load-account" was renamed, restore its old name');
   expect(broken.stdout).toContain("1 run would fail when it runs again.");
@@ -49,6 +49,16 @@ test("a step renamed under a waiting run: exit 1 naming the run, the entry and t
   expect(fine.stdout).toContain("Every unfinished run matches the registered code.");
 
   expect(sha(db)).toBe(before);
+}, 60_000);
+
+test("a queue wait renamed: named as a queue wait with its name, not as the queue", async () => {
+  const db = await waitingRun();
+  const broken = await check(["--db", db, "--registry", "test/cli/payout-wait-renamed.ts"]);
+  expect(broken.code).toBe(1);
+  expect(broken.stdout).toContain(
+    'entry #2 of the root scope: history holds a queue wait named "await-approval"; the code asks for one named "wait-approval"',
+  );
+  expect(broken.stdout).not.toContain('queue "await-approval"');
 }, 60_000);
 
 test("bad usage exits 2 and says what to pass; a missing database is not created", async () => {

@@ -200,7 +200,7 @@ describe("code drift", () => {
     expect(d.category).toBe("code-drift");
     expect(d.culprit?.path).toBe("audit");
     expect(d.evidence[0]?.fact).toBe(
-      'entry #3 of the root scope: history holds step "audit", the code asks for nothing more (the code finished)',
+      'entry #3 of the root scope: history holds a step named "audit"; the code asks for nothing more (the code finishes)',
     );
     expect(d.nextActions[0]).toMatchObject({ tool: "replay_run", args: { fromStep: "audit", dryRun: true } });
     await engine.replay(run.id, { fromStep: "audit" });

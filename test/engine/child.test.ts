@@ -227,7 +227,7 @@ describe.each(stores)("ctx.child on $name", ({ database }) => {
     await (await second.get("payment", "pay-10")).send("confirm", { ok: true });
     const run = await second.get("order", "o-10");
     await expect(run.result({ timeout: 10_000 })).rejects.toThrow(
-      /history holds child "charge", but the code asked for step "charge-inline"/,
+      /history holds a child run named "charge"; the code asked for a step named "charge-inline"/,
     );
     expect((await second.diagnose(run.id)).category).toBe("code-drift");
   });

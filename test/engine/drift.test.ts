@@ -40,7 +40,7 @@ describe("code drift", () => {
     expect(info.status).toBe("failed");
     expect(info.error!.name).toBe("HistoryDivergedError");
     expect(info.error!.message).toContain(
-      'at entry #2 of the root scope: history holds step "charge", but the code asked for step "charge-card"',
+      'at entry #2 of the root scope: history holds a step named "charge"; the code asked for one named "charge-card"',
     );
     expect(info.error!.message).toContain('ctx.removed("charge")');
     expect(info.error!.message).toContain("ctx.version(");
@@ -61,7 +61,7 @@ describe("code drift", () => {
       },
     );
     expect(info.error!.message).toContain(
-      'entry #1 of the root scope: history holds step "a", but the code asked for step "b"',
+      'entry #1 of the root scope: history holds a step named "a"; the code asked for one named "b"',
     );
   });
 
@@ -76,7 +76,9 @@ describe("code drift", () => {
         await ctx.sleep("nap", "1m");
       },
     );
-    expect(info.error!.message).toContain('history holds step "wait", but the code asked for sleep "wait"');
+    expect(info.error!.message).toContain(
+      'history holds a step named "wait"; the code asked for a sleep named "wait"',
+    );
   });
 
   it("entries removed from the end of the root scope are caught when the code finishes", async () => {
@@ -105,7 +107,7 @@ describe("code drift", () => {
     const second = closeLater(await setup({ use: { wf: after } }).start({ database: db, clock }));
     clock.advance(60_000);
     await expect((await second.get("wf", "k")).result({ timeout: 5000 })).rejects.toThrow(
-      /entry #2 of the root scope: history holds step "c", but the code asked for nothing more \(the code finished\)/,
+      /entry #2 of the root scope: history holds a step named "c"; the code asked for nothing more \(the code finished\)/,
     );
   });
 
@@ -129,7 +131,7 @@ describe("code drift", () => {
       },
     );
     expect(info.error!.message).toContain(
-      'of scope "fan[a]": history holds step "one", but the code asked for step "uno"',
+      'of scope "fan[a]": history holds a step named "one"; the code asked for one named "uno"',
     );
   });
 

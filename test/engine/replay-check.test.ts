@@ -51,7 +51,7 @@ describe("checkAgainstCode", () => {
     ]);
     expect(outcome.result).toBe("diverged");
     const error = (outcome as { error: Error }).error;
-    expect(error.message).toMatch(/history holds step "b", but the code asked for step "b-renamed"/);
+    expect(error.message).toMatch(/history holds a step named "b"; the code asked for one named "b-renamed"/);
     expect(error.message).toMatch(/restore its old name/);
   });
 
@@ -83,7 +83,9 @@ describe("checkAgainstCode", () => {
     expect(await check(body(false), rows())).toEqual({ result: "matches" });
     const diverged = await check(body(true), rows());
     expect(diverged.result).toBe("diverged");
-    expect((diverged as { error: Error }).error.message).toMatch(/scope "j\[b\]".*history holds step "b2"/);
+    expect((diverged as { error: Error }).error.message).toMatch(
+      /scope "j\[b\]".*history holds a step named "b2"/,
+    );
   });
 
   it("code that never reaches its history is given up on when the injected clock passes the limit", async () => {
@@ -113,7 +115,7 @@ describe("checkAgainstCode", () => {
     ]);
     expect(outcome.result).toBe("diverged");
     expect((outcome as { error: Error }).error.message).toMatch(
-      /history holds step "b", but the code asked for nothing more/,
+      /history holds a step named "b"; the code asked for nothing more/,
     );
   });
 });

@@ -155,10 +155,10 @@ describe("fix and replay", () => {
     await first.close();
     const engine = closeLater(await setup({ use: { wf: [v1, v2] } }).start({ database: db }));
     await expect(engine.replay(run.id, { dryRun: true })).rejects.toThrow(
-      /Cannot replay "wf\/k" on version 2: .*history holds step "b", but the code asked for step "b-renamed".*Replay from "b" or earlier instead/,
+      /Cannot replay "wf\/k" on version 2: .*history holds a step named "b"; the code asked for one named "b-renamed".*Replay from "b" or earlier instead/,
     );
     await expect(engine.replay(run.id)).rejects.toThrow(
-      /Cannot replay "wf\/k" on version 2: .*history holds step "b", but the code asked for step "b-renamed".*Replay from "b" or earlier instead/,
+      /Cannot replay "wf\/k" on version 2: .*history holds a step named "b"; the code asked for one named "b-renamed".*Replay from "b" or earlier instead/,
     );
     const plan = await engine.replay(run.id, { fromStep: "b", dryRun: true });
     expect("checkedAgainstCode" in plan && plan.checkedAgainstCode).toBe(true);

@@ -18,7 +18,7 @@ test("a waiting run whose step was renamed: exit 1 naming it; the code as deploy
   const broken = await check(["--db", url, "--registry", "test/cli/payout-renamed.ts"]);
   expect(broken.code).toBe(1);
   expect(broken.stdout).toContain(
-    'FAIL payout/p-1 (waiting, version 1): entry #1 of the root scope: history holds step "load-account", the code asks for step "load-customer"',
+    'FAIL payout/p-1 (waiting, version 1): entry #1 of the root scope: history holds a step named "load-account"; the code asks for one named "load-customer"',
   );
   const fine = await check(["--db", url, "--registry", "test/cli/payout-v1.ts"]);
   expect(fine.code).toBe(0);
