@@ -1,7 +1,7 @@
 // A run in trouble because of a child run (ctx.child): the diagnosis follows the chain down to the innermost
 // run in trouble, blames its culprit there, and lists the calls that fix it there, then those for the parent.
 
-import { replayActions } from "./actions.js";
+import { call, replayActions } from "./actions.js";
 import type { RunFacts } from "./facts.js";
 import { cut } from "./format.js";
 import type { Diagnosis, Evidence } from "./types.js";
@@ -10,8 +10,8 @@ import type { Diagnosis, Evidence } from "./types.js";
 export interface ChildLink {
   workflow: string;
   key: string;
-  /** The parent's entry (id and path) that started the child. */
-  entry: { id: number; path: string };
+  /** The parent's entry that started the child. */
+  entry: { id: number; path: string; name: string; scope: string };
   /** True when the parent failed over it (its entry failed), false when it still waits for it. */
   failed: boolean;
 }
@@ -26,12 +26,24 @@ export function childLink(facts: RunFacts): ChildLink | null {
   if (facts.info.status === "failed") {
     const failed = children.filter((e) => e.status === "failed").at(-1);
     const a = address(failed?.detail);
-    return failed && a ? { ...a, entry: { id: failed.id, path: failed.path }, failed: true } : null;
+    return failed && a
+      ? {
+          ...a,
+          entry: { id: failed.id, path: failed.path, name: failed.name, scope: failed.scope },
+          failed: true,
+        }
+      : null;
   }
   if (facts.info.status === "waiting") {
     const waiting = children.find((e) => e.status === "waiting");
     const a = address(waiting?.detail);
-    return waiting && a ? { ...a, entry: { id: waiting.id, path: waiting.path }, failed: false } : null;
+    return waiting && a
+      ? {
+          ...a,
+          entry: { id: waiting.id, path: waiting.path, name: waiting.name, scope: waiting.scope },
+          failed: false,
+        }
+      : null;
   }
   return null;
 }
@@ -78,5 +90,30 @@ export function throughChild(facts: RunFacts, link: ChildLink, inner: Diagnosis)
     similar: inner.similar,
     nextActions: [...inner.nextActions, ...after],
     chain,
+  };
+}
+
+/** A run waiting for a child that is not in trouble: healthy, saying what the child waits on. */
+export function waitingOnChild(facts: RunFacts, link: ChildLink, inner: Diagnosis): Diagnosis {
+  const { info } = facts;
+  const child = { workflow: link.workflow, key: link.key };
+  return {
+    run: { workflow: info.workflow, key: info.key, status: info.status, version: info.version },
+    category: "healthy",
+    culprit: { ...link.entry, kind: "child" },
+    summary: cut(
+      `The run waits at "${link.entry.path}" for its child run ${link.workflow}/${link.key}, which is ${inner.run.status}: nothing is wrong here; it resumes when the child ends. The child: ${inner.summary}`,
+      1200,
+    ),
+    evidence: [
+      {
+        kind: "child",
+        fact: `"${link.entry.path}" waits for child run ${link.workflow}/${link.key} (${inner.run.status})`,
+        entry: link.entry.id,
+        ref: `run ${link.workflow}/${link.key}`,
+      },
+    ],
+    similar: null,
+    nextActions: [call("get_run", child, "see the child run and what it waits on"), ...inner.nextActions],
   };
 }

@@ -2,7 +2,7 @@
 // the same way, and the exact next tool calls. Reads only; never imports the MCP layer.
 
 import type { Engine } from "../engine/engine.js";
-import { childLink, throughChild } from "./children.js";
+import { childLink, throughChild, waitingOnChild } from "./children.js";
 import { type Finding, gatherFacts, type RunFacts } from "./facts.js";
 import { diagnoseFailed } from "./failure.js";
 import { diagnoseCancelled, diagnoseRetrying, diagnoseSleeping, diagnoseStalled, healthy } from "./live.js";
@@ -80,6 +80,7 @@ async function diagnoseAt(
   if (link && childRow) {
     const inner = await diagnoseAt(engine, childRow.id, options, depth + 1);
     if (inner.category !== "healthy") return throughChild(facts, link, inner);
+    if (!link.failed) return waitingOnChild(facts, link, inner);
   }
   const finding = await classify(facts);
   const { info } = facts;

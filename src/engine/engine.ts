@@ -135,7 +135,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
     if (this.executes) await this.schedules.declare();
     // Only a process that executes takes dead owners' runs over; an attached reader writes nothing here.
-    if (this.executes) this.deadOwnersExpired(await expireDeadOwners(this.store, this.owner, this.clock.now()));
+    if (this.executes)
+      this.deadOwnersExpired(await expireDeadOwners(this.store, this.owner, this.clock.now()));
     this.unsubscribeClock = this.clock.onAdvance?.(() => this.poke()) ?? null;
     this.changes.start(this.pollMs);
     this.leases.start(this.executes);

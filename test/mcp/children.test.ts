@@ -58,6 +58,15 @@ test("get_run shows the parent of a child and the children of a parent, with sta
     { kind: "child", entry: "charge", child: "payment/pay-2", until: null },
   ]);
   expect(text(waiting)).toContain('Waits for child run "payment/pay-2" at "charge"');
+  const healthy = (await call(client, "diagnose_run", { workflow: "order", key: "o-2" })).structuredContent!;
+  expect(healthy).toMatchObject({ category: "healthy", culprit: { path: "charge", kind: "child" } });
+  expect(healthy.summary).toContain(
+    'The run waits at "charge" for its child run payment/pay-2, which is waiting',
+  );
+  expect(healthy.nextActions[0]).toMatchObject({
+    tool: "get_run",
+    args: { workflow: "payment", key: "pay-2" },
+  });
   await call(client, "send_message", {
     workflow: "payment",
     key: "pay-2",

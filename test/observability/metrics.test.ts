@@ -2,11 +2,11 @@
 // outcomes and durations, commit latency, scheduler lag, messages waiting, leases, MCP calls by tool and outcome,
 // moving as runs progress; behind the server's token and Host checks; one registry per engine.
 
-import parse, { type Family, type Sample } from "parse-prometheus-text-format";
-import { afterEach, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import os from "node:os";
+import parse, { type Family, type Sample } from "parse-prometheus-text-format";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { Engine } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
