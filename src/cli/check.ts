@@ -12,6 +12,7 @@ import { DEFAULT_DATABASE, openStore } from "../storage/open.js";
 import { isPostgresUrl } from "../storage/postgres/connect.js";
 import { openSqliteStore } from "../storage/sqlite/sqlite-store.js";
 import { loadRegistry, RegistrySideEffectsError } from "./load-registry.js";
+import { verbError } from "./verb-error.js";
 
 const USAGE = `Usage: waymark check --registry <module> [--allow-handles] [--db <file>] [--json]
 
@@ -76,7 +77,7 @@ export async function run(
   io: { out: Output; err: Output } = { out: process.stdout, err: process.stderr },
 ): Promise<number> {
   const usage = (why: string) => {
-    io.err.write(`waymark check: ${why}\n\n${USAGE}`);
+    verbError(io.err, "check", `${why}\n\n${USAGE}`);
     return 2;
   };
   let values: {
@@ -118,7 +119,7 @@ export async function run(
   } catch (err) {
     if (err instanceof RegistrySideEffectsError) {
       // What the module started (servers, timers) would keep this process alive: one line, and leave.
-      io.err.write(`waymark check: ${err.message}\n`);
+      verbError(io.err, "check", err.message);
       process.exit(2);
     }
     return usage(err instanceof Error ? err.message : String(err));

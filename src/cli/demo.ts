@@ -24,6 +24,7 @@ import { createInspector } from "../inspector/index.js";
 import { DEFAULT_HTTP_PORT, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { ListenError, listen } from "../mcp/listen.js";
 import { createMcpServer } from "../mcp/server.js";
+import { verbError } from "./verb-error.js";
 
 /** The engine the demo seeds: the fixtures registry, started. */
 export type DemoEngine = WaymarkEngine<FixtureWorkflows>;
@@ -356,7 +357,7 @@ export async function run(
       strict: true,
     }));
   } catch (err) {
-    io.err.write(`waymark demo: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    verbError(io.err, "demo", `${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {
@@ -365,13 +366,13 @@ export async function run(
   }
   const database = values.db ?? DEFAULT_DATABASE;
   if (database.length === 0) {
-    io.err.write(`waymark demo: --db needs a file path.\n\n${USAGE}`);
+    verbError(io.err, "demo", `--db needs a file path.\n\n${USAGE}`);
     return 2;
   }
 
   const port = values.port === undefined ? DEFAULT_HTTP_PORT : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    io.err.write(`waymark demo: --port takes a port number (0-65535); got "${values.port}".\n\n${USAGE}`);
+    verbError(io.err, "demo", `--port takes a port number (0-65535); got "${values.port}".\n\n${USAGE}`);
     return 2;
   }
 
@@ -381,7 +382,7 @@ export async function run(
     try {
       listener = await bindDemo(port, values.port === undefined);
     } catch (err) {
-      io.err.write(`waymark demo: ${err instanceof Error ? err.message : String(err)}\n`);
+      verbError(io.err, "demo", err instanceof Error ? err.message : String(err));
       return err instanceof ListenError ? 2 : 1;
     }
   }

@@ -5,6 +5,7 @@ import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { type DiagnoseOptions, type Diagnosis, diagnosisReport } from "../diagnosis/index.js";
 import { attach, DEFAULT_DATABASE } from "../index.js";
+import { verbError } from "./verb-error.js";
 
 const USAGE = `Usage: waymark diagnose <workflow>/<key> [--db <file>] [--json]
        waymark diagnose --failures [--since <ISO time>] [--workflow <name>] [--db <file>] [--json]
@@ -57,7 +58,7 @@ export async function run(
       strict: true,
     }));
   } catch (err) {
-    io.err.write(`waymark diagnose: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    verbError(io.err, "diagnose", `${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {
@@ -65,7 +66,7 @@ export async function run(
     return 0;
   }
   const usage = (why: string) => {
-    io.err.write(`waymark diagnose: ${why}\n\n${USAGE}`);
+    verbError(io.err, "diagnose", `${why}\n\n${USAGE}`);
     return 2;
   };
   const target = positionals[0];
@@ -81,8 +82,10 @@ export async function run(
   }
   const database = values.db ?? DEFAULT_DATABASE;
   if (database !== ":memory:" && !fs.existsSync(database)) {
-    io.err.write(
-      `waymark diagnose: there is no database at ${database}. Pass the application's file with --db.\n`,
+    verbError(
+      io.err,
+      "diagnose",
+      `there is no database at ${database}. Pass the application's file with --db.`,
     );
     return 1;
   }
@@ -119,7 +122,7 @@ export async function run(
         (err as { code?: string }).code === "RUN_NOT_FOUND" ||
         (err as { code?: string }).code === "WORKFLOW_NOT_FOUND"
       ) {
-        io.err.write(`waymark diagnose: ${(err as Error).message}\n`);
+        verbError(io.err, "diagnose", (err as Error).message);
         return 1;
       }
       throw err;

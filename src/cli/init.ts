@@ -18,6 +18,7 @@ import {
   PROJECT_CLIENTS,
   type ServerTarget,
 } from "./client-config.js";
+import { verbError } from "./verb-error.js";
 
 /** Where init looks for a registry module when --registry is not given, in this order. */
 export const REGISTRY_CANDIDATES = [
@@ -85,7 +86,7 @@ export async function run(
       strict: true,
     }));
   } catch (err) {
-    io.err.write(`waymark init: ${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
+    verbError(io.err, "init", `${err instanceof Error ? err.message : String(err)}\n\n${USAGE}`);
     return 2;
   }
   if (values.help) {
@@ -93,7 +94,7 @@ export async function run(
     return 0;
   }
   const usage = (why: string) => {
-    io.err.write(`waymark init: ${why}\n\n${USAGE}`);
+    verbError(io.err, "init", `${why}\n\n${USAGE}`);
     return 2;
   };
   const cwd = io.cwd;
@@ -129,7 +130,7 @@ export async function run(
     }
   } catch (err) {
     if (!(err instanceof WaymarkError)) throw err;
-    io.err.write(`waymark init: ${err.message}\n`);
+    verbError(io.err, "init", err.message);
     return 1;
   }
   for (const plan of plans) {

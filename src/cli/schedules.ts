@@ -7,6 +7,7 @@ import type { ScheduleInfo } from "../engine/schedules.js";
 import { attach, DEFAULT_DATABASE } from "../index.js";
 import { scheduleLine } from "../mcp/tools/schedule-view.js";
 import { databaseProblem } from "./database-arg.js";
+import { verbError } from "./verb-error.js";
 
 const USAGE = `Usage: waymark schedules [list] [--db <file or postgres URL>] [--json]
        waymark schedules pause <name> [--db <file or postgres URL>]
@@ -31,7 +32,7 @@ export async function run(
   io: { out: Output; err: Output } = { out: process.stdout, err: process.stderr },
 ): Promise<number> {
   const usage = (why: string) => {
-    io.err.write(`waymark schedules: ${why}\n\n${USAGE}`);
+    verbError(io.err, "schedules", `${why}\n\n${USAGE}`);
     return 2;
   };
   let values: { db?: string | undefined; json?: boolean | undefined; help?: boolean | undefined };
@@ -63,7 +64,7 @@ export async function run(
     readOnly: true,
   });
   if (problem) {
-    io.err.write(`waymark schedules: ${problem}\n`);
+    verbError(io.err, "schedules", problem);
     return 1;
   }
   const engine = await attach({ database });
@@ -75,7 +76,7 @@ export async function run(
         shown = [await engine.schedules[action](name!)];
       } catch (err) {
         if ((err as { code?: string }).code !== "SCHEDULE_NOT_FOUND") throw err;
-        io.err.write(`waymark schedules: ${(err as Error).message}\n`);
+        verbError(io.err, "schedules", (err as Error).message);
         return 1;
       }
     }

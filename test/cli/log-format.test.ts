@@ -102,6 +102,22 @@ describe("--log-format", () => {
     expect(text.out.stderr).toMatch(/^waymark mcp: Unknown option "--bogus"\.\n\nUsage:/);
   });
 
+  it.each([
+    ["diagnose", ["x/y", "--db", "no-such-file.db"], 1, /^there is no database at no-such-file\.db\./],
+    ["diagnose", ["--bogus"], 2, /^Unknown option '--bogus'/],
+    ["check", ["--bogus"], 2, /--bogus/],
+    ["init", ["--bogus"], 2, /--bogus/],
+    ["demo", ["--port", "x"], 2, /^--port takes a port number/],
+    ["schedules", ["--bogus"], 2, /--bogus/],
+  ])("json: waymark %s %j writes its error as one object of level error", async (verb, args, code, msg) => {
+    const cli = start(["src/cli/main.ts", verb, ...args, "--log-format", "json"]);
+    expect(await cli.exited).toBe(code);
+    const all = lines(cli.out.stderr);
+    expect(all).toHaveLength(1);
+    expect(all[0]).toMatchObject({ level: "error", source: `waymark ${verb}` });
+    expect(all[0]!.msg).toMatch(msg);
+  });
+
   it("json: lines others write to stderr become objects too, and fields sit beside msg", async () => {
     const script = `import("./src/log.ts").then((m) => {
       m.setLogFormat("json");
