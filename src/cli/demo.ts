@@ -24,6 +24,7 @@ import { createInspector } from "../inspector/index.js";
 import { DEFAULT_HTTP_PORT, type HttpHandle, serveHttp } from "../mcp/http.js";
 import { ListenError, listen } from "../mcp/listen.js";
 import { createMcpServer } from "../mcp/server.js";
+import { DemoWorkspaces } from "./demo-workspaces.js";
 import { verbError } from "./verb-error.js";
 
 /** The engine the demo seeds: the fixtures registry, started. */
@@ -219,7 +220,7 @@ export async function seedDemo(
       created,
       info,
       info.status === "completed"
-        ? `${(info.output as { answer: string }).answer} (workspace ${where})`
+        ? `${(info.output as { answer: string }).answer} (workspace ${where}${options.agentWorkspace ? ", removed when the demo stops" : ""})`
         : errorMessage(info),
       `every tool call is a step with its input: ${mcp("get_history", ref)}`,
     );
@@ -387,6 +388,8 @@ export async function run(
     }
   }
 
+  const workspaces = new DemoWorkspaces();
+  workspaces.guard();
   const api = await startFakeApi();
   const uninstall = redirectFetch(api.baseUrl);
   let engine: DemoEngine | undefined;
@@ -396,7 +399,7 @@ export async function run(
     io.out.write(
       `Waymark demo: database ${database}, fake API at ${api.baseUrl} standing in for ${SAMPLE_ORIGIN}.\nSeeding...\n\n`,
     );
-    const seeded = await seedDemo(engine, api);
+    const seeded = await seedDemo(engine, api, { agentWorkspace: workspaces.make });
     io.out.write(`${formatSeeded(seeded)}  (serve them with: waymark mcp --db ${database})\n`);
     io.out.write(formatSchedules(await engine.schedules.list()));
     if (values.once) {
@@ -410,6 +413,7 @@ export async function run(
       `\nRun inspector: ${page}  (open it in a browser)\nMCP over HTTP: ${http.url}${port !== 0 && http.port !== port ? `  (port ${port} was busy)` : ""}\n`,
     );
     io.out.write("\nServing: the engine keeps running these runs. Press Ctrl+C to stop.\n");
+    workspaces.unguard();
     const signal = await new Promise<string>((resolve) => {
       const stop = (sig: NodeJS.Signals) => {
         process.off("SIGINT", stop);
@@ -427,5 +431,7 @@ export async function run(
     await engine?.close();
     uninstall();
     await api.close();
+    workspaces.remove();
+    workspaces.unguard();
   }
 }
