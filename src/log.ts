@@ -41,6 +41,9 @@ export function setLogFormat(next: LogFormat): void {
   format = next;
   const stderr = process.stderr;
   if (next === "text") {
+    flushPartial?.();
+    if (flushPartial) process.off("exit", flushPartial);
+    flushPartial = null;
     if (rawWrite) stderr.write = original!;
     rawWrite = null;
     return;
@@ -49,16 +52,25 @@ export function setLogFormat(next: LogFormat): void {
   const write = original.bind(stderr) as (chunk: string) => boolean;
   rawWrite = (line) => void write(line);
   let partial = "";
+  const emit = (l: string) => {
+    if (l.trim() !== "")
+      write(
+        `${JSON.stringify({ time: new Date().toISOString(), level: "info", source: "stderr", msg: l })}\n`,
+      );
+  };
+  // A last write without a newline is still a line: logged when the process exits (stderr is synchronous
+  // then) or the format goes back to text.
+  flushPartial = () => {
+    const last = partial;
+    partial = "";
+    emit(last);
+  };
+  process.on("exit", flushPartial);
   stderr.write = ((chunk: unknown, ...rest: unknown[]) => {
     partial += typeof chunk === "string" ? chunk : Buffer.from(chunk as Uint8Array).toString("utf8");
     const lines = partial.split("\n");
     partial = lines.pop()!;
-    for (const l of lines) {
-      if (l.trim() !== "")
-        write(
-          `${JSON.stringify({ time: new Date().toISOString(), level: "info", source: "stderr", msg: l })}\n`,
-        );
-    }
+    for (const l of lines) emit(l);
     const done = rest.find((r) => typeof r === "function") as (() => void) | undefined;
     done?.();
     return true;
@@ -66,3 +78,5 @@ export function setLogFormat(next: LogFormat): void {
 }
 
 let original: typeof process.stderr.write | null = null;
+/** Logs what JSON mode holds of a line not ended yet (null in text mode). */
+let flushPartial: (() => void) | null = null;

@@ -118,6 +118,22 @@ describe("--log-format", () => {
     expect(all[0]!.msg).toMatch(msg);
   });
 
+  it.each([
+    ["ends", ""],
+    ["calls process.exit", "process.exit(3);"],
+  ])("json: a last stderr write without a newline is logged when the process %s", async (_, end) => {
+    const script = `import("./src/log.ts").then((m) => {
+      m.setLogFormat("json");
+      process.stderr.write("last words, no newline");
+      ${end}
+    });`;
+    const child = start(["--input-type=module", "-e", script]);
+    expect(await child.exited).toBe(end ? 3 : 0);
+    expect(lines(child.out.stderr).map(({ time: _, ...rest }) => rest)).toEqual([
+      { level: "info", source: "stderr", msg: "last words, no newline" },
+    ]);
+  });
+
   it("json: lines others write to stderr become objects too, and fields sit beside msg", async () => {
     const script = `import("./src/log.ts").then((m) => {
       m.setLogFormat("json");
