@@ -9,7 +9,7 @@ export type {
   SendResult,
   WaymarkEngine,
 } from "./engine/api.js";
-export type { ChildAddress, ChildOptions } from "./engine/child.js";
+export type { ChildAddress, ChildOptions } from "./engine/child-types.js";
 export { type Clock, FakeClock, systemClock } from "./engine/clock.js";
 export type { Duration } from "./engine/duration.js";
 export type {
@@ -34,7 +34,7 @@ export type { ChildRun, RunAddress, RunFamily } from "./engine/family.js";
 export { RunHandle } from "./engine/handle.js";
 export type { StateDiff } from "./engine/json.js";
 export type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./engine/listing.js";
-export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay.js";
+export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay-types.js";
 export type { RunRef } from "./engine/run-ref.js";
 export type {
   ScheduleCatchUp,
@@ -42,7 +42,7 @@ export type {
   ScheduleOverlap,
   SchedulesConfig,
 } from "./engine/schedule-spec.js";
-export type { ScheduleControl, ScheduleInfo } from "./engine/schedules.js";
+export type { ScheduleControl, ScheduleInfo } from "./engine/schedule-types.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
 

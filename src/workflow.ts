@@ -1,7 +1,7 @@
 // What users write: workflow definitions, the contexts their code receives, and the registry.
 
 import type { z } from "zod";
-import type { ChildAddress, ChildOptions } from "./engine/child.js";
+import type { ChildAddress, ChildOptions } from "./engine/child-types.js";
 import { textProblem } from "./engine/query-input.js";
 import type { Register } from "./index.js";
 

@@ -1,7 +1,7 @@
 // Failure signatures counted across runs: "what fails most" as a grouped query over each failed run's
 // stored signature (see src/failure-signature.ts for how a signature is made).
 
-import type { Engine } from "../engine/engine.js";
+import type { WaymarkEngine } from "../engine/api.js";
 import type { RunInfo } from "../engine/views.js";
 import {
   type FailureKey,
@@ -11,6 +11,7 @@ import {
   runFailureKey,
 } from "../failure-signature.js";
 import { cut, iso } from "./format.js";
+import type { FailureGroup, FailureList } from "./types.js";
 
 export {
   entryFailureKey,
@@ -21,38 +22,10 @@ export {
   runFailureKey,
   signatureOf,
 } from "../failure-signature.js";
-
-/** One signature counted across runs. */
-export interface FailureGroup {
-  signature: string;
-  workflow: string;
-  entry: string;
-  errorName: string;
-  /** The normalised message. */
-  pattern: string;
-  /** One message as recorded. */
-  example: string;
-  count: number;
-  /** How many of them are still retrying (the rest failed). */
-  retrying: number;
-  firstSeen: string;
-  lastSeen: string;
-  /** Up to five run keys, most recent first. */
-  keys: string[];
-}
-
-/** Failure signatures over a window. */
-export interface FailureList {
-  since: string;
-  /** Failed or retrying runs in the window, in every group. */
-  scanned: number;
-  /** Always true: every failing run's signature is stored, so nothing is left out. */
-  complete: boolean;
-  failures: FailureGroup[];
-}
+export type { FailureGroup, FailureList } from "./types.js";
 
 /** The failure key of a failing run, read again to describe its group. */
-async function keyOf(engine: Engine, run: RunInfo): Promise<FailureKey | null> {
+async function keyOf(engine: WaymarkEngine, run: RunInfo): Promise<FailureKey | null> {
   if (run.status === "retrying") {
     const wait = run.waiting?.find((w) => w.kind === "retry");
     if (!wait) return null;
@@ -66,7 +39,7 @@ async function keyOf(engine: Engine, run: RunInfo): Promise<FailureKey | null> {
 
 /** Failed and retrying runs since `since`, grouped by signature, most frequent first. */
 export async function listFailures(
-  engine: Engine,
+  engine: WaymarkEngine,
   options: { since?: number; workflow?: string; signature?: string; limit?: number } = {},
 ): Promise<FailureList> {
   const since = options.since ?? engine.clock.now() - 7 * 86_400_000;

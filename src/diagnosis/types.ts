@@ -130,3 +130,32 @@ export const DEFAULTS: Required<DiagnoseOptions> = {
   overdueMs: 60_000,
   similarWindowMs: 7 * 86_400_000,
 };
+
+/** One signature counted across runs. */
+export interface FailureGroup {
+  signature: string;
+  workflow: string;
+  entry: string;
+  errorName: string;
+  /** The normalised message. */
+  pattern: string;
+  /** One message as recorded. */
+  example: string;
+  count: number;
+  /** How many of them are still retrying (the rest failed). */
+  retrying: number;
+  firstSeen: string;
+  lastSeen: string;
+  /** Up to five run keys, most recent first. */
+  keys: string[];
+}
+
+/** Failure signatures over a window. */
+export interface FailureList {
+  since: string;
+  /** Failed or retrying runs in the window, in every group. */
+  scanned: number;
+  /** Always true: every failing run's signature is stored, so nothing is left out. */
+  complete: boolean;
+  failures: FailureGroup[];
+}

@@ -2,8 +2,7 @@
 // replay, cancel, events. The machinery behind it (scheduler, leases, change watching, the write queue)
 // is not part of it; Engine (engine.ts) implements it.
 
-import type { FailureList } from "../diagnosis/signatures.js";
-import type { DiagnoseOptions, Diagnosis } from "../diagnosis/types.js";
+import type { DiagnoseOptions, Diagnosis, FailureList } from "../diagnosis/types.js";
 import type { WaymarkMetrics } from "../observability/metrics.js";
 import type { FailureGroupRow, MessageRow, RunRow, RunStatus } from "../storage/store.js";
 import type { InputOf, WorkflowEntry } from "../workflow.js";
@@ -12,9 +11,9 @@ import type { EngineEvent } from "./events.js";
 import type { RunFamily } from "./family.js";
 import type { RunHandle } from "./handle.js";
 import type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./listing.js";
-import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
+import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay-types.js";
 import type { RunRef } from "./run-ref.js";
-import type { ScheduleControl } from "./schedules.js";
+import type { ScheduleControl } from "./schedule-types.js";
 import type { HistoryEntry, RunInfo } from "./views.js";
 import type { WatchCondition, WatchOptions, WatchResult } from "./watch-run.js";
 

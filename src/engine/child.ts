@@ -11,26 +11,14 @@ import { ATTR } from "../observability/tracing.js";
 import type { RunRow } from "../storage/store.js";
 import { TERMINAL_STATUSES } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
+import type { ChildOptions } from "./child-types.js";
 import { type ChildDetail, detailOf, type EntryOf, entryPath, setDetail } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
 import { fromJson } from "./json.js";
 
-/** What ctx.child takes besides its name and workflow. */
-export interface ChildOptions<I = unknown> {
-  /** The child's run key: the same key finds the same run (use one derived from the parent's key). */
-  key: string;
-  input?: I;
-  /** Start it and return its address at once, without waiting for it (cancelling the parent leaves it). */
-  detach?: boolean;
-}
-
-/** The address of a child run, as ctx.child with `{ detach: true }` returns it. */
-export interface ChildAddress {
-  workflow: string;
-  key: string;
-}
+export type { ChildAddress, ChildOptions } from "./child-types.js";
 
 /** Runs ctx.child(name, workflow, options) in `scope`. */
 export async function runChild(

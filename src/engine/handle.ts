@@ -4,7 +4,7 @@ import type { z } from "zod";
 import type { RunStatus } from "../storage/store.js";
 import type { ActionsOf, AnyWorkflow, OutputOf, QueuesOf, StateOf } from "../workflow.js";
 import type { SendOptions, SendResult, WaymarkEngine } from "./api.js";
-import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
+import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay-types.js";
 import type { HistoryEntry, RunInfo } from "./views.js";
 
 type ActionArgs<F> = F extends (c: any, ...args: infer A) => any ? A : never;

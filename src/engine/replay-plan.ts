@@ -15,57 +15,13 @@ import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import { asEntries, attemptsOf, type Entry, entryPath, isContainer, reopenedContainer } from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
 import { applyDiff, type JsonValue, revertDiff } from "./json.js";
+import type { ReplayPlan } from "./replay-types.js";
 import { changesOf } from "./state-history.js";
+
+export type { PlannedEntry, ReplayPlan } from "./replay-types.js";
 
 /** The scope of replay markers: never code's history, never discarded. */
 export const REPLAY_SCOPE = "~replay";
-
-/** One entry as a plan names it. */
-export interface PlannedEntry {
-  id: number;
-  path: string;
-  kind: string;
-  status: string;
-}
-
-/** What a replay would do, as shown to people and clients (dry run) and returned once applied. */
-export interface ReplayPlan {
-  run: string;
-  /** The entry replay starts from, or null when nothing is discarded (the code reruns over all of history). */
-  from: { id: number; path: string } | null;
-  discard: PlannedEntry[];
-  /**
-   * The discarded steps, whose functions run again when the code reaches them (their side effects repeat):
-   * a completed one already did its work once.
-   */
-  rerun: Array<{ id: number; path: string; status: string; attempts: number }>;
-  /**
-   * Child runs (ctx.child) of discarded entries: a completed one is reused (ctx.child finds it by its key and
-   * takes its output; its side effects do not repeat), a failed or cancelled one is replayed from its failed
-   * step with the parent, an unfinished one is waited for again.
-   */
-  children?: Array<{
-    entry: { id: number; path: string };
-    workflow: string;
-    key: string;
-    status: string;
-    action: "reuse" | "replay" | "wait";
-  }>;
-  /** Containers of the chosen entry, kept but reopened. */
-  reopen: Array<{ id: number; path: string; kind: string }>;
-  restoreMessages: Array<{ id: number; queue: string; body: unknown; sentAt: number }>;
-  restoreState: unknown;
-  version: { from: number; to: number };
-  dryRun: boolean;
-  applied: boolean;
-  /**
-   * True when the new code replayed the kept history to its end without a mismatch. False when this
-   * process lacks the code (the owner checks when it applies the replay), or when the code awaited
-   * something of its own (a timer, I/O) for longer than the check waits (3 s on the engine's clock) before
-   * reaching it.
-   */
-  checkedAgainstCode: boolean;
-}
 
 /** A plan with what its apply and its check need: the pure result of planReplay. */
 export interface PlannedReplay {

@@ -18,18 +18,9 @@ import {
   replayVersion,
 } from "./replay-plan.js";
 
-export type { ReplayPlan } from "./replay-plan.js";
+import type { ReplayOptions, ReplayRequest } from "./replay-types.js";
 
-export interface ReplayOptions {
-  /** Entry path (e.g. "calculate-tax", "notify[mail]/send") or id. Default: the failed entry. */
-  fromStep?: string | number;
-  /** Version to run from now on. Default: the latest registered. */
-  version?: number;
-  /** Show what would happen and change nothing. */
-  dryRun?: boolean;
-  /** Who asked (recorded in history). */
-  requestedBy?: string;
-}
+export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay-types.js";
 
 /** Works out (and, unless dry, applies) a replay of one run: plan, check, apply. */
 export async function replayRun(
@@ -213,14 +204,6 @@ async function applyReplay(
     );
   engine.events.emit({ type: "run", runId: run.id, workflow: run.workflow, key: run.key, status: "pending" });
   engine.poke();
-}
-
-/** A replay stored for the process that runs the workflow, not yet carried out. */
-export interface ReplayRequest {
-  requested: true;
-  requestId: number;
-  run: string;
-  message: string;
 }
 
 /**

@@ -47,7 +47,7 @@ import {
 } from "./listing.js";
 import { checkOptions, checkText, describe, textProblem } from "./query-input.js";
 import { QueueSchemas, validateMessage } from "./queues.js";
-import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay.js";
+import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay-types.js";
 import { checkHandle, type RunRef, runIdOf } from "./run-ref.js";
 import { entryDetail } from "./state-history.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";

@@ -7,39 +7,15 @@
 import { ScheduleNotFoundError } from "../errors.js";
 import { log } from "../log.js";
 import { startRunTrace } from "../observability/tracing.js";
-import type { RunRow, RunStatus, ScheduleRow } from "../storage/store.js";
+import type { RunRow, ScheduleRow } from "../storage/store.js";
 import { emptyBatch, TERMINAL_STATUSES } from "../storage/store.js";
 import { latestDefinition } from "./definitions.js";
 import type { Engine } from "./engine.js";
 import { toJson } from "./json.js";
 import { NONE_GRACE_MS, type ScheduleDef } from "./schedule-spec.js";
+import type { ScheduleControl, ScheduleInfo } from "./schedule-types.js";
 
-/** A schedule as engine.schedules.list() shows it. */
-export interface ScheduleInfo {
-  name: string;
-  workflow: string;
-  /** When it fires: { cron, timezone } or { every }, with its overlap and catchUp policies. */
-  spec: Record<string, unknown>;
-  /** The next firing (ISO), or null while paused-then-resumed and not yet computed. */
-  nextDue: string | null;
-  paused: boolean;
-  /** No longer declared by the code that last started: it does not fire. */
-  orphaned: boolean;
-  /** The latest firing: its due time (ISO) and "started", "skipped" (previous run unfinished) or why it failed. */
-  last: { due: string; outcome: string } | null;
-  /** The run the latest started firing created, with its status now. */
-  lastRun: { id: number; key: string; status: RunStatus } | null;
-}
-
-/** engine.schedules: list, pause and resume the schedules of setup({ schedules }). */
-export interface ScheduleControl {
-  /** Every schedule in the database (orphaned ones too), by name. */
-  list(): Promise<ScheduleInfo[]>;
-  /** Stops a schedule firing until resumed (every process sharing the database). */
-  pause(name: string): Promise<ScheduleInfo>;
-  /** Lets a paused schedule fire again, from its next firing after now (missed ones are not caught up). */
-  resume(name: string): Promise<ScheduleInfo>;
-}
+export type { ScheduleControl, ScheduleInfo } from "./schedule-types.js";
 
 /** Most firings one schedule makes in one pass with catchUp "all" (the rest follow in the next pass). */
 const MAX_FIRINGS_PER_PASS = 1000;
