@@ -159,7 +159,7 @@ describe("waymark migrate", () => {
     withPassword.password = "secret"; // the server trusts local users; the password must not be printed
     expect(await migrate(["--from", db, "--to", withPassword.toString()])).toBe(0);
     expect(stderr).toMatch(
-      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages and 2 published/,
+      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions and 0 schedules/,
     );
     expect(stderr).not.toContain("secret");
 
@@ -246,6 +246,61 @@ describe("waymark migrate", () => {
       orderId: "1",
       receipt: "rcpt-pay-1",
     });
+  });
+
+  it("schedules move with their next firing, paused flag and last run (its id the target's); the next firing happens there once", async () => {
+    const db = tempDb();
+    const clock = new FakeClock(Date.parse("2026-12-01T00:30:00Z"));
+    const job = workflow({ run: async () => "ok" });
+    const registry = setup({
+      use: { job },
+      schedules: { hourly: { workflow: "job", every: "1h" }, halted: { workflow: "job", every: "1d" } },
+    });
+    const before = await registry.start({ database: db, clock, deployCheck: false });
+    clock.set(Date.parse("2026-12-01T01:00:00Z"));
+    await before.tick();
+    await (await before.get("job", "hourly@2026-12-01T01:00:00.000Z")).result({ timeout: 10_000 });
+    await before.schedules.pause("halted");
+    const listed = await before.schedules.list();
+    await before.close();
+    const { url } = await tempSchema();
+    const target = closeLater(await openPostgresStore(url));
+    await target.commit(
+      batch(1, {
+        creates: [
+          {
+            workflow: "own",
+            key: "mine",
+            version: 1,
+            input: null,
+            initialState: "{}",
+            now: 1,
+            owner: null,
+            leaseUntil: null,
+          },
+        ],
+      }),
+    );
+    expect(await migrate(["--from", db, "--to", url])).toBe(0);
+    const after = closeLater(await registry.start({ database: url, clock, deployCheck: false }));
+    const moved = await after.schedules.list();
+    expect(moved).toEqual(
+      listed.map((s) =>
+        s.lastRun
+          ? { ...s, lastRun: { ...s.lastRun, id: moved.find((m) => m.name === s.name)!.lastRun!.id } }
+          : s,
+      ),
+    );
+    const copiedRun = (await target.findRun("job", "hourly@2026-12-01T01:00:00.000Z"))!;
+    expect(moved.find((s) => s.name === "hourly")!.lastRun).toEqual({
+      id: copiedRun.id,
+      key: copiedRun.key,
+      status: "completed",
+    });
+    clock.set(Date.parse("2026-12-01T02:00:00Z"));
+    await after.tick();
+    expect(await target.findRun("job", "hourly@2026-12-01T02:00:00.000Z")).toBeDefined();
+    expect(await target.findRun("job", "hourly@2026-12-01T01:00:00.000Z")).toEqual(copiedRun);
   });
 
   it("refuses a source that an application still runs, and explains its arguments", async () => {

@@ -1,5 +1,5 @@
 // Copies a SQLite database into a PostgreSQL one (what `waymark migrate` does): every run, entry, message,
-// request, rejection and published workflow, in one transaction.
+// request, rejection, published workflow and schedule, in one transaction.
 //
 // IMPORTANT: new ids come from the target's sequences in the source's order, so ids keep their relative
 // order; references to run ids follow them; JSON text is copied as is. A target that already holds a run
@@ -20,6 +20,8 @@ export interface CopyReport {
   requests: number;
   rejections: number;
   workflows: number;
+  /** Schedules (setup({ schedules })): next firing, paused, last run (its id mapped). */
+  schedules: number;
   /** Rows that referred to a run the source does not hold (left behind). */
   orphans: number;
 }
@@ -113,6 +115,7 @@ async function copy(
     requests: 0,
     rejections: 0,
     workflows: 0,
+    schedules: 0,
     orphans: 0,
   };
 
@@ -322,6 +325,30 @@ async function copy(
       ),
     );
     report.workflows = added.length;
+  }
+  // Schedules: the target keeps its own where it has one of the name.
+  const schedules = db.prepare("SELECT * FROM schedules ORDER BY name").all() as Row[];
+  if (schedules.length) {
+    const added = await exec(
+      `INSERT INTO ${t.schedules} (name, workflow, spec, next_due, paused, orphaned, last_due, last_outcome,
+         last_run_id, updated_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::boolean[], $6::boolean[],
+         $7::bigint[], $8::text[], $9::bigint[], $10::bigint[])
+       ON CONFLICT (name) DO NOTHING RETURNING name`,
+      [
+        schedules.map((r) => r.name),
+        schedules.map((r) => r.workflow),
+        schedules.map((r) => r.spec),
+        schedules.map((r) => r.next_due),
+        schedules.map((r) => r.paused === 1),
+        schedules.map((r) => r.orphaned === 1),
+        schedules.map((r) => r.last_due),
+        schedules.map((r) => r.last_outcome),
+        schedules.map((r) => (r.last_run_id === null ? null : (runIds.get(r.last_run_id) ?? null))),
+        schedules.map((r) => r.updated_at),
+      ],
+    );
+    report.schedules = added.length;
   }
   return report;
 }
