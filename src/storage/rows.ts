@@ -1,0 +1,216 @@
+// The rows the store keeps and answers (runs, entries, messages, schedules, queries and counts), as plain types.
+
+/** Statuses a run can be in. Terminal: completed, failed, cancelled. */
+export type RunStatus =
+  | "pending"
+  | "running"
+  | "sleeping"
+  | "waiting"
+  | "retrying"
+  | "completed"
+  | "failed"
+  | "cancelled";
+
+export const TERMINAL_STATUSES: readonly RunStatus[] = ["completed", "failed", "cancelled"];
+export const RUN_STATUSES: readonly RunStatus[] = [
+  "pending",
+  "running",
+  "sleeping",
+  "waiting",
+  "retrying",
+  "completed",
+  "failed",
+  "cancelled",
+];
+
+/** One run as stored. JSON-typed fields hold JSON text. */
+export interface RunRow {
+  id: number;
+  workflow: string;
+  key: string;
+  version: number;
+  status: RunStatus;
+  input: string | null;
+  initialState: string;
+  state: string;
+  output: string | null;
+  error: string | null;
+  /** JSON: what the run waits on while suspended (for people and clients). */
+  waiting: string | null;
+  /** `|q1|q2|` while suspended on queues, else null. */
+  waitQueues: string | null;
+  /** When the scheduler should look at this run again (due time, or lease expiry while owned). */
+  wakeAt: number | null;
+  owner: string | null;
+  leaseUntil: number | null;
+  createdAt: number;
+  updatedAt: number;
+  finishedAt: number | null;
+  /** While failed or retrying: the failure's signature (see failure-signature.ts), else null. Indexed. */
+  failureSignature: string | null;
+  /** The W3C traceparent of the run's trace (observability/tracing.ts), so every execution joins one trace; null without a tracer. */
+  traceContext: string | null;
+  /** The run that started this one with ctx.child, or null. */
+  parentRunId: number | null;
+  /** `|12|15|` while suspended waiting on child runs (ids), else null. */
+  waitRuns: string | null;
+}
+
+/** One history entry as stored; keyed by (runId, seq). */
+export interface EntryRow {
+  runId: number;
+  seq: number;
+  scope: string;
+  ordinal: number;
+  name: string;
+  kind: string;
+  status: string;
+  startedAt: number | null;
+  endedAt: number | null;
+  input: string | null;
+  output: string | null;
+  error: string | null;
+  attempts: string | null;
+  detail: string | null;
+  stateSeq: number | null;
+  stateDiff: string | null;
+}
+
+export interface MessageRow {
+  id: number;
+  runId: number;
+  queue: string;
+  body: string;
+  sentAt: number;
+  idempotencyKey: string | null;
+  consumedAt: number | null;
+  /** Seq of the entry that consumed it. */
+  consumedBy: number | null;
+}
+
+/** A message refused before it was stored (schema error, unknown queue), kept so a diagnosis can show it. */
+export interface RejectionRow {
+  id: number;
+  runId: number;
+  queue: string;
+  /** The body as sent, truncated to 2,000 characters. */
+  body: string;
+  error: string;
+  at: number;
+}
+
+export interface RequestRow {
+  id: number;
+  runId: number;
+  kind: string;
+  args: string;
+  createdAt: number;
+}
+
+/** What a process that runs a workflow publishes about it, so processes without its code can validate and show it. */
+export interface WorkflowMeta {
+  name: string;
+  version: number;
+  description: string | null;
+  /** JSON: queue name to the JSON Schema of its messages. */
+  queues: string;
+  /** JSON: action names. */
+  actions: string;
+  registeredAt: number;
+}
+
+/** A run claimDue claimed, with the owner whose expired lease it took over (null when nobody held it). */
+export type ClaimedRun = RunRow & { takenFrom: string | null };
+
+export interface LoadedRun {
+  run: RunRow;
+  entries: EntryRow[];
+  /** Unconsumed messages, oldest first. */
+  messages: MessageRow[];
+}
+
+export interface RunQuery {
+  workflow?: string;
+  status?: RunStatus[];
+  key?: string;
+  /** Substring of the key. */
+  keyContains?: string;
+  /** Substring of the error text. */
+  errorContains?: string;
+  createdAfter?: number;
+  createdBefore?: number;
+  /** Only runs on this workflow version. */
+  version?: number;
+  /** Only runs whose stored failure signature is this one (failed or retrying runs). */
+  failureSignature?: string;
+  /** Keyset cursor: runs strictly older than this (createdAt, id) pair. */
+  before?: { createdAt: number; id: number };
+  limit: number;
+}
+
+export interface RunCount {
+  workflow: string;
+  version: number;
+  status: RunStatus;
+  count: number;
+}
+
+/** Failed and retrying runs grouped by stored failure signature. */
+export interface FailureGroupQuery {
+  /** Failures at or after this time (a failed run's finishedAt, a retrying one's updatedAt). */
+  since: number;
+  workflow?: string;
+  signature?: string;
+  limit: number;
+}
+
+/** One signature counted across runs. */
+export interface FailureGroupRow {
+  signature: string;
+  workflow: string;
+  count: number;
+  /** How many of them are retrying (the rest failed). */
+  retrying: number;
+  firstAt: number;
+  lastAt: number;
+}
+
+/** A schedule as stored: when it fires next, whether it is paused, and its latest firing. */
+export interface ScheduleRow {
+  name: string;
+  workflow: string;
+  /** JSON: when it fires ({ cron, timezone } or { every }) and its overlap and catch-up policies. */
+  spec: string;
+  /** The next firing (ms); null until a process with its code computes it (after a resume). */
+  nextDue: number | null;
+  paused: boolean;
+  /** The code of the process that last started without it: it fires no more. */
+  orphaned: boolean;
+  /** Due time of the latest firing (started or skipped). */
+  lastDue: number | null;
+  /** "started" or "skipped" (the previous run was unfinished), or why the firing failed. */
+  lastOutcome: string | null;
+  /** The run the latest started firing created. */
+  lastRunId: number | null;
+  updatedAt: number;
+}
+
+/** A schedule declared by code, as syncSchedules takes it. */
+export interface ScheduleDecl {
+  name: string;
+  workflow: string;
+  spec: string;
+  /** Its first firing, used when the row is new or its spec changed. */
+  nextDue: number | null;
+}
+
+/** A compare-and-set of a schedule's next firing (see Store.advanceSchedule). */
+export interface ScheduleAdvance {
+  name: string;
+  /** The next_due the caller read; the advance happens only if it is still stored. */
+  expected: number | null;
+  next: number | null;
+  /** The firing recorded (due time and outcome), or null to move next_due only. */
+  fired: { due: number; outcome: string } | null;
+  now: number;
+}
