@@ -311,3 +311,34 @@ export function compactedChanges(entry: Entry): { diff: StateDiff; stateSeq: num
   const compacted = detailOf(entry)?.compacted;
   return compacted && compacted.stateSeq > 0 ? compacted : null;
 }
+
+/** A new entry of `kind` at (scope, ordinal), started at `now`, nothing recorded yet. */
+export function blankEntry<K extends EntryKind>(
+  runId: number,
+  seq: number,
+  scope: string,
+  ordinal: number,
+  name: string,
+  kind: K,
+  status: EntryStatus,
+  now: number,
+): EntryOf<K> {
+  return {
+    runId,
+    seq,
+    scope,
+    ordinal,
+    name,
+    kind,
+    status,
+    startedAt: now,
+    endedAt: null,
+    input: null,
+    output: null,
+    error: null,
+    attempts: null,
+    detail: null,
+    stateSeq: null,
+    stateDiff: null,
+  };
+}

@@ -7,7 +7,6 @@
 //   recorded, its wake-up stored, its lease released, and this object dropped. It resumes by replay.
 // - Once `dead`, nothing this object does reaches the store.
 
-import { assertNever } from "../assert-never.js";
 import {
   DuplicateEntryError,
   FatalError,
@@ -20,26 +19,26 @@ import { RunTrace } from "../observability/tracing.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
 import type { EngineCore, Wait } from "./core.js";
-import { type Entry, type EntryKind, type EntryOf, type EntryStatus, entryPath } from "./entries.js";
+import {
+  blankEntry,
+  type Entry,
+  type EntryKind,
+  type EntryOf,
+  type EntryStatus,
+  entryPath,
+} from "./entries.js";
 import { errorInfo } from "./error-info.js";
 import { HistoryIndex, nameProblem, Scope } from "./history.js";
+import { Inbox } from "./inbox.js";
 import { fromJson, toJson } from "./json.js";
 import { Abandoned, isInternal, ScopeCancelled } from "./signals.js";
+import { waitRecord } from "./suspension.js";
+import type { VerifyObserver } from "./verify-observer.js";
+
+export type { VerifyObserver } from "./verify-observer.js";
 
 /** Builds the `ctx` a workflow's code receives for one scope (context.ts; the engine supplies it). */
 export type ContextFactory = (exec: RunExecution, scope: Scope) => WorkflowContext;
-
-/** What a verify execution tells the check that runs it (replay-check.ts), enough to know when it is done. */
-export interface VerifyObserver {
-  /** A scope's code began: it is to reach every entry the scope holds, unless it ends or is cancelled first. */
-  opened(scope: Scope): void;
-  /** A scope's code ended (its branch or iteration returned or threw): it reaches nothing more. */
-  ended(scope: Scope): void;
-  /** A recorded entry was reached again, or a divergence found. */
-  progressed(): void;
-  /** The workflow function ended: null when it returned, else why it failed (a divergence among others). */
-  finished(error: unknown): void;
-}
 
 export class RunExecution {
   readonly id: number;
@@ -54,8 +53,7 @@ export class RunExecution {
   stateJson: string;
   stateSeq: number;
   private nextSeq: number;
-  private readonly queues = new Map<string, MessageRow[]>();
-  private readonly seenMessages = new Set<number>();
+  private readonly inbox = new Inbox();
   readonly waits = new Set<Wait>();
   /** Steps in flight and writes being awaited: while > 0 the run is not idle. */
   active = 0;
@@ -216,24 +214,16 @@ export class RunExecution {
     kind: K,
     status: EntryStatus,
   ): EntryOf<K> {
-    const row: EntryOf<K> = {
-      runId: this.id,
-      seq: this.nextSeq++,
-      scope: scope.path,
+    const row = blankEntry(
+      this.id,
+      this.nextSeq++,
+      scope.path,
       ordinal,
       name,
       kind,
       status,
-      startedAt: this.core.clock.now(),
-      endedAt: null,
-      input: null,
-      output: null,
-      error: null,
-      attempts: null,
-      detail: null,
-      stateSeq: null,
-      stateDiff: null,
-    };
+      this.core.clock.now(),
+    );
     scope.entries[ordinal] = row as Entry;
     return row;
   }
@@ -286,14 +276,9 @@ export class RunExecution {
 
   // ---- messages ------------------------------------------------------------------------------
 
+  /** Queues a message for this run unless already seen; false when it was. */
   enqueueMessage(m: MessageRow): boolean {
-    if (this.seenMessages.has(m.id)) return false;
-    this.seenMessages.add(m.id);
-    let list = this.queues.get(m.queue);
-    if (!list) this.queues.set(m.queue, (list = []));
-    list.push(m);
-    if (list.length > 1 && list[list.length - 2]!.id > m.id) list.sort((a, b) => a.id - b.id);
-    return true;
+    return this.inbox.add(m);
   }
 
   /** A message arrived for this run: queue it and wake one wait on its queue. */
@@ -308,8 +293,9 @@ export class RunExecution {
     }
   }
 
+  /** The oldest queued message on `queue`, taken off it. */
   takeMessage(queue: string): MessageRow | undefined {
-    return this.queues.get(queue)?.shift();
+    return this.inbox.take(queue);
   }
 
   // ---- waits and suspension ------------------------------------------------------------------
@@ -355,48 +341,17 @@ export class RunExecution {
 
   /** Every path is waiting: record what on, release the lease and drop this execution. */
   private suspend(): void {
-    let deadline = Number.POSITIVE_INFINITY;
-    const queues = new Set<string>();
-    const children = new Set<number>();
-    let retrying = false;
-    const waiting: Array<Record<string, unknown>> = [];
-    for (const w of this.waits) {
-      if (w.deadline !== null && w.deadline < deadline) deadline = w.deadline;
-      switch (w.kind) {
-        case "queue":
-          queues.add(w.queue!);
-          break;
-        case "retry":
-          retrying = true;
-          break;
-        case "child":
-          children.add(w.child!.id);
-          break;
-        case "sleep":
-          break;
-        default:
-          assertNever(w.kind, "wait kind");
-      }
-      waiting.push({
-        kind: w.kind,
-        entry: w.path,
-        ...(w.queue ? { queue: w.queue } : {}),
-        ...(w.child ? { child: w.child.label } : {}),
-        until: w.deadline,
-      });
-    }
-    const status = retrying ? "retrying" : queues.size || children.size ? "waiting" : "sleeping";
+    const { status, waiting: waitingJson, waitQueues, waitRuns, wakeAt } = waitRecord(this.waits);
     const now = this.core.clock.now();
-    const waitingJson = JSON.stringify(waiting);
     this.core.writes.patch(
       {
         id: this.id,
         status,
         failureSignature: this.signature(status, null, waitingJson),
         waiting: waitingJson,
-        waitQueues: queues.size ? `|${[...queues].join("|")}|` : null,
-        waitRuns: children.size ? `|${[...children].join("|")}|` : null,
-        wakeAt: Number.isFinite(deadline) ? deadline : null,
+        waitQueues,
+        waitRuns,
+        wakeAt,
         owner: null,
         leaseUntil: null,
         updatedAt: now,
