@@ -101,6 +101,14 @@ function tooDeep(message: JSONRPCMessage): string | null {
   return `Invalid Request: the message nests deeper than ${MAX_MESSAGE_DEPTH} levels (at ${cutText(at.replace(/^\./, ""), 200)}); this server reads messages of at most ${MAX_MESSAGE_DEPTH} levels, values inside them at most ${MAX_DEPTH}. Send a flatter value.`;
 }
 
+/** The INVALID_INPUT text for a tools/call whose arguments nest past the message's limit. */
+function deepArguments(message: JSONRPCMessage): string {
+  const params = ("params" in message ? message.params : undefined) as { name?: unknown } | undefined;
+  const name = typeof params?.name === "string" ? ` of ${cutText(params.name, 100)}` : "";
+  const at = tooDeepAt(message, MAX_MESSAGE_DEPTH) ?? "";
+  return `INVALID_INPUT: The arguments${name} nest more than ${MAX_DEPTH} levels deep (at ${cutText(at.replace(/^\.?params\.?/, ""), 200)}); values may nest at most ${MAX_DEPTH} levels. Nothing was done. Send a flatter value.`;
+}
+
 /** Strings of a request that the SDK would read before any handler of ours: each with its bound. */
 function tooLong(message: JSONRPCMessage): string | null {
   if (!("method" in message) || !("id" in message)) return null;
@@ -188,7 +196,10 @@ export class SessionGuard implements Transport {
   private receive(message: JSONRPCMessage, extra?: MessageExtraInfo): void {
     const deep = tooDeep(message);
     if (deep !== null) {
-      if ("method" in message && "id" in message) {
+      if ("method" in message && "id" in message && message.method === "tools/call") {
+        // A tool call's arguments are a value: refused as the tools refuse one (INVALID_INPUT), unwalked.
+        this.answerToolError(message.id, deepArguments(message));
+      } else if ("method" in message && "id" in message) {
         this.refuse(message.id, ErrorCode.InvalidRequest, deep);
       } else {
         const kind = "method" in message ? "notification" : "response";
@@ -202,6 +213,12 @@ export class SessionGuard implements Transport {
       return;
     }
     this.refuse(message.id, ErrorCode.InvalidParams, refusal);
+  }
+
+  private answerToolError(id: string | number, text: string): void {
+    this.inner
+      .send({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text }], isError: true } })
+      .catch((err: unknown) => this.onerror?.(err as Error));
   }
 
   private refuse(id: string | number | undefined, code: number, message: string): void {

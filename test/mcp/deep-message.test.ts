@@ -1,6 +1,7 @@
 // Messages nested far deeper than any value may be (5,000 and 100,000 levels) in a response's result, an
 // error's data, a request's params and a notification's params: over a real stdio process and real HTTP,
-// requests are answered -32600 naming the limit, responses and notifications are dropped with a stderr
+// requests are answered -32600 naming the limit (a tools/call an INVALID_INPUT result, as a tool refuses a
+// value), responses and notifications are dropped with a stderr
 // line, and the session answers the ping after them (the SDK's recursive JSON.stringify ended the stdio
 // process, and HTTP answered -32700 with the RangeError).
 
@@ -42,11 +43,15 @@ test("stdio: deeply nested responses, notifications and requests neither kill no
   for (const n of [5_000, 100_000]) {
     const { dropped, refused } = attacks(n);
     for (const line of [...dropped, ...refused]) await s.write(`${line}\n`);
-    for (const which of ["params", "args"]) {
-      const answer = await s.answerTo(`req-${n}-${which}`);
-      expect(answer.error?.code).toBe(-32600);
-      expect(answer.error?.message).toMatch(LIMIT);
-    }
+    const params = await s.answerTo(`req-${n}-params`);
+    expect(params.error?.code).toBe(-32600);
+    expect(params.error?.message).toMatch(LIMIT);
+    // A tool call's arguments are refused as a tool refuses a value: an INVALID_INPUT result.
+    const args = await s.answerTo(`req-${n}-args`);
+    expect((args.result as { isError?: boolean } | undefined)?.isError).toBe(true);
+    expect(JSON.stringify(args.result)).toMatch(
+      /INVALID_INPUT: The arguments of list_runs nest more than 64 levels deep/,
+    );
     await s.write(request(`ping-${n}`, "ping"));
     expect((await s.answerTo(`ping-${n}`)).result).toEqual({});
   }
@@ -60,7 +65,7 @@ test("stdio: deeply nested responses, notifications and requests neither kill no
   expect(await s.exited).toBe(0);
 });
 
-test("HTTP: deeply nested responses and notifications are dropped (202), requests answered -32600", async () => {
+test("HTTP: deeply nested responses and notifications are dropped (202), requests answered -32600, tool calls INVALID_INPUT", async () => {
   const engine = await startEngine(closer, tempDb(closer));
   const handle = await serveHttp(() => createMcpServer(engine), { port: 0 });
   closer.add(() => handle.close());
@@ -74,12 +79,15 @@ test("HTTP: deeply nested responses and notifications are dropped (202), request
       expect(answer.body).not.toContain("Maximum call stack");
       expect(answer.status).toBe(202);
     }
-    for (const body of refused) {
-      const answer = await raw(handle.url, { headers, body });
-      expect(answer.body).not.toContain("Maximum call stack");
-      expect(answer.body).toContain('"code":-32600');
-      expect(answer.body).toContain(`the message nests deeper than ${MAX_MESSAGE_DEPTH} levels`);
-    }
+    const [params, args] = refused;
+    const answer = await raw(handle.url, { headers, body: params! });
+    expect(answer.body).not.toContain("Maximum call stack");
+    expect(answer.body).toContain('"code":-32600');
+    expect(answer.body).toContain(`the message nests deeper than ${MAX_MESSAGE_DEPTH} levels`);
+    const tool = await raw(handle.url, { headers, body: args! });
+    expect(tool.body).not.toContain("Maximum call stack");
+    expect(tool.body).toContain('"isError":true');
+    expect(tool.body).toContain("INVALID_INPUT: The arguments of list_runs nest more than 64 levels deep");
     const ping = await raw(handle.url, { headers, body: request(`ping-${n}`, "ping") });
     expect(ping.body).toContain(`{"result":{},"jsonrpc":"2.0","id":"ping-${n}"}`);
   }

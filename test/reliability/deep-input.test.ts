@@ -1,12 +1,12 @@
 // Deep input from outside: a body nested 100,000 levels (it overflowed the stack: "a bug in Waymark" over
 // MCP, 500 from the inspector) and one just past the limit are refused, with INVALID_INPUT by a real MCP
-// client's session over HTTP (-32600 from the session for the 100,000-level message) and by the inspector's API; nothing is stored and the server keeps serving.
+// client's session over HTTP (the session refuses the 100,000-level message unwalked, with the same
+// INVALID_INPUT result) and by the inspector's API; nothing is stored and the server keeps serving.
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, expect, test } from "vitest";
 import { MAX_DEPTH } from "../../src/engine/depth.js";
-import { MAX_MESSAGE_DEPTH } from "../../src/mcp/guard.js";
 import { nested } from "../helpers.js";
 import { request, serveInspector } from "../inspector/helpers.js";
 import { Closer, call, startEngine, tempDb, text, until } from "../mcp/helpers.js";
@@ -58,10 +58,13 @@ test(`bodies, inputs and arguments nested deeper than ${MAX_DEPTH} levels: INVAL
     ["start_run", `{"workflow":"approval","key":"deep","input":${HUGE_JSON}}`],
     ["call_action", `{"workflow":"approval","key":"a1","action":"double","args":[${HUGE_JSON}]}`],
   ].entries()) {
-    // Past the whole message's limit (MAX_MESSAGE_DEPTH), the session refuses it before any tool: -32600.
+    // Past the whole message's limit (72 levels), the session refuses it before any tool walks it,
+    // with the tools' own INVALID_INPUT result.
     const answer = await call100k(100 + i, name!, args!);
-    expect(answer, name).toContain('"code":-32600');
-    expect(answer, name).toContain(`the message nests deeper than ${MAX_MESSAGE_DEPTH} levels`);
+    expect(answer, name).toContain('"isError":true');
+    expect(answer, name).toContain(
+      `INVALID_INPUT: The arguments of ${name} nest more than ${MAX_DEPTH} levels deep`,
+    );
     expect(answer, name).not.toContain("Maximum call stack");
   }
 

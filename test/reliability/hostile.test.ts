@@ -1,15 +1,12 @@
 // Hostile input: every MCP tool and the run handle API under generated garbage. Each call must end in an
 // isError result (or a WaymarkError) that says what was wrong; the server keeps serving; run data never changes.
 
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import Database from "better-sqlite3";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Engine } from "../../src/engine/engine.js";
 import { WaymarkError } from "../../src/index.js";
-import { MAX_MESSAGE_DEPTH } from "../../src/mcp/guard.js";
-import { Closer, call as callTool, connect, startEngine, tempDb, text, until } from "../mcp/helpers.js";
+import { Closer, call, connect, startEngine, tempDb, text, until } from "../mcp/helpers.js";
 
 const closer = new Closer();
 let engine: Engine;
@@ -39,20 +36,6 @@ const nasty = fc.oneof(
     "${process.exit()}",
   ),
 );
-
-/**
- * A tool call, where a message nested past the transport's limit (MAX_MESSAGE_DEPTH) is refused as a
- * JSON-RPC -32600 before any tool sees it: that refusal is read as an error result with its message.
- */
-async function call(client: Client, tool: string, args: Record<string, unknown>) {
-  try {
-    return await callTool(client, tool, args);
-  } catch (err) {
-    if (!(err instanceof McpError) || err.code !== ErrorCode.InvalidRequest) throw err;
-    expect(err.message).toContain(`the message nests deeper than ${MAX_MESSAGE_DEPTH} levels`);
-    return { isError: true, content: [{ type: "text" as const, text: err.message }] };
-  }
-}
 
 /** A value nested `depth` levels deep. */
 const deep = (depth: number): unknown => {
