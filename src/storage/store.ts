@@ -46,6 +46,11 @@ export interface Store {
   /** The runs with these ids, in one query (ids that name no run are left out; order unspecified). */
   getRuns(ids: number[]): Promise<RunRow[]>;
   findRun(workflow: string, key: string): Promise<RunRow | undefined>;
+  /**
+   * The completed run of this workflow and version that finished last (ties: the higher id), other than
+   * `exceptRunId`: one probe of an index, whatever the number of runs.
+   */
+  latestCompletedRun(workflow: string, version: number, exceptRunId: number): Promise<RunRow | undefined>;
   loadRuns(ids: number[]): Promise<LoadedRun[]>;
   listRuns(query: RunQuery): Promise<RunRow[]>;
   countRuns(): Promise<RunCount[]>;

@@ -15,6 +15,7 @@ export async function createRun(
     leaseUntil?: number;
     input?: string;
     parentRunId?: number;
+    version?: number;
   } = {},
 ): Promise<RunRow> {
   const now = options.now ?? T0;
@@ -24,7 +25,7 @@ export async function createRun(
         {
           workflow: options.workflow ?? "wf",
           key,
-          version: 1,
+          version: options.version ?? 1,
           input: options.input ?? null,
           initialState: '{"n":0}',
           now,

@@ -134,6 +134,10 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     updated_at BIGINT NOT NULL
   );
   `,
+  // 6: the latest completed run of a workflow version (compare_runs' default other run, diagnose_run's sibling).
+  (s) => `
+  CREATE INDEX runs_completed ON ${s}.runs (workflow, version, finished_at, id) WHERE status = 'completed';
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -241,6 +241,11 @@ export class PostgresStore implements Store {
     return (await this.q<RunRow>("wm_run_by_key", this.sql.runByKey, [workflow, key])).rows[0];
   }
 
+  async latestCompletedRun(workflow: string, version: number, exceptRunId: number) {
+    const args = [workflow, version, exceptRunId];
+    return (await this.q<RunRow>("wm_latest_completed", this.sql.latestCompleted, args)).rows[0];
+  }
+
   async loadRuns(ids: number[]): Promise<LoadedRun[]> {
     if (ids.length === 0) return [];
     // One snapshot for a run, its entries and its messages.

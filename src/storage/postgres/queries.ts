@@ -1,5 +1,6 @@
 // The PostgreSQL store's statements (other than the batch write's, in batch.ts), built once per schema.
 
+import { latestCompletedSql } from "./run-queries.js";
 import {
   ENTRY_COLUMNS,
   MESSAGE_COLUMNS,
@@ -16,6 +17,7 @@ export function statements(t: Tables) {
     runById: `SELECT ${RUN} FROM ${t.runs} WHERE id = $1`,
     runByKey: `SELECT ${RUN} FROM ${t.runs} WHERE workflow = $1 AND key = $2`,
     childRuns: `SELECT ${RUN} FROM ${t.runs} WHERE parent_run_id = $1 ORDER BY id`,
+    latestCompleted: latestCompletedSql(t),
     // Taken before a run ends outside a batch (cancelRun): see BatchWriter's lock order.
     lockParent: `SELECT id FROM ${t.runs} WHERE id = (SELECT parent_run_id FROM ${t.runs} WHERE id = $1) FOR UPDATE`,
     wakeParent: `UPDATE ${t.runs} p SET wake_at = $1 FROM ${t.runs} c

@@ -57,3 +57,10 @@ export function failureGroupsQuery(
     args,
   };
 }
+
+/** The latest completed run of a workflow version other than run $3 (index runs_completed: one probe). */
+export function latestCompletedSql(t: Tables): string {
+  return `SELECT ${runColumns()} FROM ${t.runs}
+    WHERE workflow = $1 AND version = $2 AND status = 'completed' AND id <> $3
+    ORDER BY finished_at DESC, id DESC LIMIT 1`;
+}

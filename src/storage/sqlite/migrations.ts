@@ -131,6 +131,10 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 6: the latest completed run of a workflow version (compare_runs' default other run, diagnose_run's sibling).
+  `
+  CREATE INDEX runs_completed ON runs (workflow, version, finished_at, id) WHERE status = 'completed';
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -52,6 +52,7 @@ const GUARDED = [
   "getRuns",
   "childRuns",
   "findRun",
+  "latestCompletedRun",
   "loadRuns",
   "listRuns",
   "countRuns",
@@ -195,6 +196,10 @@ export class SqliteStore implements Store {
 
   async findRun(workflow: string, key: string): Promise<RunRow | undefined> {
     return this.stmts.runByKey.get(workflow, key) as RunRow | undefined;
+  }
+
+  async latestCompletedRun(workflow: string, version: number, exceptRunId: number) {
+    return this.stmts.latestCompleted.get(workflow, version, exceptRunId) as RunRow | undefined;
   }
 
   async loadRuns(ids: number[]): Promise<LoadedRun[]> {

@@ -9,6 +9,10 @@ export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_s
   trace_context AS traceContext, parent_run_id AS parentRunId, wait_runs AS waitRuns`;
 export const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
   ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
+/** The latest completed run of a workflow version other than run ?3 (index runs_completed: one probe). */
+export const LATEST_COMPLETED_SQL = `SELECT ${RUN_COLUMNS} FROM runs
+    WHERE workflow = ? AND version = ? AND status = 'completed' AND id <> ?
+    ORDER BY finished_at DESC, id DESC LIMIT 1`;
 /** The entry columns in EntryRow's field order, for array rows. */
 export const ENTRY_FIELDS = `run_id, seq, scope, ordinal, name, kind, status, started_at, ended_at, input, output,
   error, attempts, detail, state_seq, state_diff`;
@@ -78,6 +82,7 @@ export interface Statements {
   wakeParent: Database.Statement;
   wakeIfChildEnded: Database.Statement;
   childRuns: Database.Statement;
+  latestCompleted: Database.Statement;
   upsertEntry: Database.Statement;
   deleteEntry: Database.Statement;
   consume: Database.Statement;
@@ -144,6 +149,7 @@ export function prepareStatements(db: Database.Database): Statements {
       WHERE c.parent_run_id = ?2 AND c.status IN ('completed', 'failed', 'cancelled')
         AND instr(?3, '|' || c.id || '|') > 0)`),
     childRuns: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = ? ORDER BY id`),
+    latestCompleted: p(LATEST_COMPLETED_SQL),
     upsertEntry: p(`INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
         ended_at, input, output, error, attempts, detail, state_seq, state_diff)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
