@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "STATE_READ_ONLY",
   "INVALID_CLIENT_CONFIG",
   "INVALID_SCHEDULE",
+  "INVALID_CONCURRENCY_KEY",
   // what was asked for does not exist, or not here
   "WORKFLOW_NOT_FOUND",
   "RUN_NOT_FOUND",

@@ -53,6 +53,21 @@ export class InvalidScheduleError extends WaymarkError {
   }
 }
 
+/**
+ * A workflow's concurrency key function threw or returned something other than a non-empty string for a
+ * run's input; the run was not created. Code INVALID_CONCURRENCY_KEY.
+ */
+export class ConcurrencyKeyError extends WaymarkError {
+  constructor(run: string, problem: string, cause?: unknown) {
+    super(
+      "INVALID_CONCURRENCY_KEY",
+      `Run "${run}" was not created: the concurrency key of workflow "${run.split("/")[0]}" ${problem}. workflow({ concurrency: { key } }) must return a non-empty string of at most 512 characters for every input (e.g. (input) => input.customerId); fix the input or the key function and start the run again.`,
+      { run, problem },
+      cause === undefined ? undefined : { cause },
+    );
+  }
+}
+
 /** No schedule of that name in the database. Code SCHEDULE_NOT_FOUND. */
 export class ScheduleNotFoundError extends WaymarkError {
   constructor(name: string, known: string[]) {

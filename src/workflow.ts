@@ -2,6 +2,7 @@
 
 import type { z } from "zod";
 import type { ChildAddress, ChildOptions } from "./engine/child-types.js";
+import { type ConcurrencyOptions, checkConcurrency } from "./engine/concurrency.js";
 import { textProblem } from "./engine/query-input.js";
 import type { Register } from "./index.js";
 
@@ -171,6 +172,8 @@ export interface WorkflowConfig<S, Q extends QueueSchemas, I, O, A> {
   run: (ctx: WorkflowContext<S, Q>, input: I) => Promise<O>;
   /** Shown to people and AI clients. */
   description?: string;
+  /** At most `limit` runs (per value of `key(input)`, or of the whole workflow) execute at once. */
+  concurrency?: ConcurrencyOptions<I>;
 }
 
 /** A workflow definition, as returned by `workflow()`. */
@@ -187,6 +190,8 @@ export interface WorkflowDefinition<
   readonly queues: Q;
   readonly actions: A;
   readonly description: string | undefined;
+  /** The concurrency limit, if any (see engine/concurrency.ts). */
+  readonly concurrency: ConcurrencyOptions<I> | undefined;
   readonly run: (ctx: WorkflowContext<S, Q>, input: I) => Promise<O>;
 }
 
@@ -243,6 +248,7 @@ export function workflow<
       );
     }
   }
+  const concurrency = checkConcurrency(config.concurrency);
   return Object.freeze({
     kind: "waymark.workflow" as const,
     version,
@@ -250,6 +256,7 @@ export function workflow<
     queues: (config.queues ?? {}) as Q,
     actions: (config.actions ?? {}) as A,
     description: config.description,
+    concurrency,
     run: config.run,
   });
 }

@@ -21,6 +21,7 @@ import { cancelRun } from "./cancel.js";
 import { ChangeWatcher } from "./change-watcher.js";
 import { ChildRuns } from "./child-runs.js";
 import { type Clock, systemClock } from "./clock.js";
+import { type RunConcurrency, runConcurrency } from "./concurrency.js";
 import { makeContext } from "./context.js";
 import type { EngineCore, RunIdentity, Wait } from "./core.js";
 import { checkVersions, type Definitions, latestDefinition, publishDefinitions } from "./definitions.js";
@@ -213,8 +214,18 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     const def = latestDefinition(this.defs, workflow);
     checkRunKey(key);
     const inputJson = input === undefined ? null : toJson(input, `The input of run "${workflow}/${key}"`);
+    let concurrency: RunConcurrency | null;
+    try {
+      concurrency = runConcurrency(def.concurrency, `${workflow}/${key}`, input);
+    } catch (err) {
+      // A run that exists already is found whatever its key function says now.
+      const existing = await this.store.findRun(workflow, key);
+      if (existing) return existing;
+      throw err;
+    }
     const now = this.clock.now();
-    const claim = this.executes && this.active.size < this.maxActive;
+    // A limited run is claimed by the scheduler, which gives it a slot or queues it (concurrency.ts).
+    const claim = this.executes && this.active.size < this.maxActive && concurrency === null;
     const started = startRunTrace(workflow, key, def.version, now);
     const { run, created } = await this.writes.create({
       workflow,
@@ -227,6 +238,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       leaseUntil: claim ? now + this.leaseMs : null,
       traceContext: started.traceparent,
       parentRunId,
+      concurrency,
     });
     if (created) {
       started.created(run.id);

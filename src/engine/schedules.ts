@@ -9,9 +9,10 @@ import { log } from "../log.js";
 import { startRunTrace } from "../observability/tracing.js";
 import type { RunRow, ScheduleRow } from "../storage/store.js";
 import { emptyBatch, TERMINAL_STATUSES } from "../storage/store.js";
+import { type RunConcurrency, runConcurrency } from "./concurrency.js";
 import { latestDefinition } from "./definitions.js";
 import type { Engine } from "./engine.js";
-import { toJson } from "./json.js";
+import { fromJson, toJson } from "./json.js";
 import { NONE_GRACE_MS, type ScheduleDef } from "./schedule-spec.js";
 import type { ScheduleControl, ScheduleInfo } from "./schedule-types.js";
 
@@ -159,7 +160,15 @@ export class Schedules implements ScheduleControl {
       return (await e.store.advanceSchedule(advance(why), null)) !== null;
     }
     const wf = latestDefinition(e.defs, def.workflow);
-    const claim = e.executes && e.active.size < e.maxActive;
+    let concurrency: RunConcurrency | null;
+    try {
+      concurrency = runConcurrency(wf.concurrency, `${def.workflow}/${key}`, fromJson(input));
+    } catch (err) {
+      const why = `concurrency key failed: ${err instanceof Error ? err.message : String(err)}`;
+      log("error", "waymark", `schedule "${def.name}" did not fire at ${iso(at)}: its ${why}`);
+      return (await e.store.advanceSchedule(advance(why), null)) !== null;
+    }
+    const claim = e.executes && e.active.size < e.maxActive && concurrency === null;
     const started = startRunTrace(def.workflow, key, wf.version, now);
     const result = await e.store.advanceSchedule(advance("started"), {
       ...emptyBatch(now),
@@ -174,6 +183,7 @@ export class Schedules implements ScheduleControl {
           owner: claim ? e.owner : null,
           leaseUntil: claim ? now + e.leaseMs : null,
           traceContext: started.traceparent,
+          concurrency,
         },
       ],
     });

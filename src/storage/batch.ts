@@ -16,6 +16,11 @@ export interface CreateRun {
   traceContext?: string | null;
   /** The run starting this one with ctx.child. */
   parentRunId?: number | null;
+  /**
+   * The run's concurrency key value and limit (workflow({ concurrency })); such a run is never claimed at
+   * creation (owner is ignored): it starts pending and the scheduler's claim gives it a slot.
+   */
+  concurrency?: { key: string; limit: number } | null;
 }
 
 export interface CreateResult {

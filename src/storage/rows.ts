@@ -54,6 +54,27 @@ export interface RunRow {
   parentRunId: number | null;
   /** `|12|15|` while suspended waiting on child runs (ids), else null. */
   waitRuns: string | null;
+  /** The run's concurrency key value ("" for a per-workflow limit), or null when its workflow has no limit. */
+  concurrencyKey: string | null;
+  /** How many runs of its workflow and concurrency key may execute at once (recorded at creation), or null. */
+  concurrencyLimit: number | null;
+  /** Since when the run waits for a concurrency slot (the claim found its limit reached), else null. */
+  queuedAt: number | null;
+}
+
+/** Statuses in which a run holds a concurrency slot (it executes, or retries, backoff included). */
+export const SLOT_STATUSES: readonly RunStatus[] = ["running", "retrying"];
+
+/** What a run of a limited workflow waits behind: the runs holding its key's slots, and older runs queued first. */
+export interface ConcurrencyQueue {
+  key: string;
+  limit: number;
+  /** Runs holding a slot of the key (running or retrying), oldest first, at most 20. */
+  holders: Array<{ id: number; workflow: string; key: string; status: RunStatus }>;
+  /** How many holders there are in all. */
+  holderCount: number;
+  /** Older unfinished runs of the key queued for a slot before this one. */
+  ahead: number;
 }
 
 /** One history entry as stored; keyed by (runId, seq). */

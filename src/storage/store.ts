@@ -15,6 +15,7 @@
 import type { BatchResult, WriteBatch } from "./batch.js";
 import type {
   ClaimedRun,
+  ConcurrencyQueue,
   EntryRow,
   FailureGroupQuery,
   FailureGroupRow,
@@ -87,6 +88,11 @@ export interface Store {
    * Claims up to `limit` runs that are due (`wake_at <= now`) and not leased by a live owner
    * (other than `owner`; a run this owner claimed but lost track of expires and goes to another process): sets owner, lease_until and wake_at = leaseUntil, and (unless the run is finished)
    * status `running` with what it waited on cleared. Returns the claimed rows.
+   * IMPORTANT (concurrency limits): a run with a concurrency limit that does not hold a slot yet (not running,
+   * retrying or finished) is claimed only while the runs of its workflow and key in running/retrying, plus
+   * the older ones queued for a slot, are fewer than its limit; the count and the claim are atomic across
+   * processes. A run refused is left unclaimed, queued (queued_at) and not due until a slot frees: a run
+   * leaving running/retrying (any commit, cancelRun) makes the oldest queued runs of its key due at once.
    */
   claimDue(
     now: number,
@@ -102,6 +108,8 @@ export interface Store {
    * to expire, so it gets claimed again.
    */
   renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<number[]>;
+  /** What a run of a limited workflow waits behind (its key's slot holders and older queued runs), else null. */
+  concurrencyQueue(runId: number): Promise<ConcurrencyQueue | null>;
   /** Owners currently holding runs, with their latest lease expiry. */
   owners(): Promise<Array<{ owner: string; leaseUntil: number }>>;
   /** Expires an owner's leases now (it is known dead), so its runs are claimable. */

@@ -27,6 +27,9 @@ export function runRow(over: Partial<RunRow> = {}): RunRow {
     traceContext: null,
     parentRunId: null,
     waitRuns: null,
+    concurrencyKey: null,
+    concurrencyLimit: null,
+    queuedAt: null,
     ...over,
   };
 }

@@ -8,15 +8,17 @@
 
 import type pg from "pg";
 import { LeaseLostError, StorageError } from "../../errors.js";
-import type {
-  BatchResult,
-  CreateResult,
-  EntryRow,
-  MessageResult,
-  RunPatch,
-  RunRow,
-  WriteBatch,
+import {
+  type BatchResult,
+  type CreateResult,
+  type EntryRow,
+  type MessageResult,
+  type RunPatch,
+  type RunRow,
+  SLOT_STATUSES,
+  type WriteBatch,
 } from "../store.js";
+import { PostgresSlots, type SlotKey } from "./slots.js";
 import { PATCH_COLUMNS, pgText, runColumns, type Tables, TERMINAL_SQL } from "./sql.js";
 
 const TERMINAL: ReadonlySet<string> = new Set(["completed", "failed", "cancelled"]);
@@ -32,10 +34,14 @@ export class BatchWriter {
   private readonly sql;
   private readonly patchSql = new Map<string, { name: string; text: string }>();
 
+  private readonly slots: PostgresSlots;
+
   constructor(private readonly t: Tables) {
+    this.slots = new PostgresSlots(t);
     const RUN = runColumns();
     this.sql = {
-      lock: `SELECT id, owner FROM ${t.runs} WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
+      lock: `SELECT id, owner, workflow, concurrency_key AS "key", concurrency_limit AS "limit" FROM ${t.runs}
+        WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`,
       parents: `SELECT DISTINCT parent_run_id AS id FROM ${t.runs}
         WHERE id = ANY($1::bigint[]) AND parent_run_id IS NOT NULL`,
       wakeIfChildEnded: `UPDATE ${t.runs} r SET wake_at = $1 FROM unnest($2::bigint[], $3::text[]) AS p(id, runs)
@@ -45,13 +51,13 @@ export class BatchWriter {
         WHERE c.id = ANY($2::bigint[]) AND p.id = c.parent_run_id AND p.owner IS NULL
           AND strpos(p.wait_runs, '|' || c.id || '|') > 0 AND (p.wake_at IS NULL OR p.wake_at > $1)`,
       create: `INSERT INTO ${t.runs} (workflow, key, version, status, input, initial_state, state, wake_at, owner,
-          lease_until, created_at, updated_at, trace_context, parent_run_id)
+          lease_until, created_at, updated_at, trace_context, parent_run_id, concurrency_key, concurrency_limit)
         SELECT c.workflow, c.key, c.version, c.status, c.input, c.initial_state, c.initial_state, c.wake_at, c.owner,
-          c.lease_until, c.now, c.now, c.trace_context, c.parent_run_id
+          c.lease_until, c.now, c.now, c.trace_context, c.parent_run_id, c.concurrency_key, c.concurrency_limit
         FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::text[],
-          $9::bigint[], $10::bigint[], $11::text[], $12::bigint[]) WITH ORDINALITY
+          $9::bigint[], $10::bigint[], $11::text[], $12::bigint[], $13::text[], $14::int[]) WITH ORDINALITY
           AS c(workflow, key, version, status, input, initial_state, wake_at, owner, lease_until, now, trace_context,
-            parent_run_id, ord)
+            parent_run_id, concurrency_key, concurrency_limit, ord)
         ORDER BY c.ord
         ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN}`,
       existing: `SELECT ${RUN} FROM ${t.runs} WHERE (workflow, key) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
@@ -125,7 +131,7 @@ export class BatchWriter {
   async apply(q: Query, batch: WriteBatch): Promise<BatchResult> {
     const s = this.sql;
     const now = batch.now;
-    await this.lockAndCheck(q, batch);
+    const limited = await this.lockAndCheck(q, batch);
 
     const created = batch.creates.length ? await this.create(q, batch) : [];
 
@@ -142,6 +148,16 @@ export class BatchWriter {
     if (batch.unconsume.length) await q("wm_unconsume", s.unconsume, [batch.unconsume]);
     if (batch.consume.length) await this.consume(q, batch, now);
     if (batch.runs.length) await this.patchRuns(q, batch.runs, now);
+    // Runs of limited workflows out of running/retrying: their keys' queued runs may take the slots.
+    const freed = batch.runs.filter(
+      (p) => p.status && !SLOT_STATUSES.includes(p.status) && limited.has(p.id),
+    );
+    if (freed.length)
+      await this.slots.released(
+        q,
+        freed.map((p) => limited.get(p.id)!),
+        now,
+      );
 
     const messages = batch.messages.length ? await this.insertMessages(q, batch, now) : [];
 
@@ -179,8 +195,11 @@ export class BatchWriter {
     return { created, messages, requests };
   }
 
-  /** Locks every run the batch writes, in id order, and checks the batch's leases against their owners. */
-  private async lockAndCheck(q: Query, batch: WriteBatch): Promise<void> {
+  /**
+   * Locks every run the batch writes, in id order, and checks the batch's leases against their owners.
+   * Returns the concurrency key of each limited run locked (by id).
+   */
+  private async lockAndCheck(q: Query, batch: WriteBatch): Promise<Map<number, SlotKey>> {
     const ids = new Set<number>();
     for (const l of batch.leases) ids.add(l.runId);
     for (const p of batch.runs) ids.add(p.id);
@@ -189,37 +208,53 @@ export class BatchWriter {
     for (const c of batch.consume) ids.add(c.runId);
     for (const m of batch.messages) ids.add(m.runId);
     for (const r of batch.requests) ids.add(r.runId);
-    if (ids.size === 0) return;
+    const limited = new Map<number, SlotKey>();
+    if (ids.size === 0) return limited;
     // A run that ends wakes its parent: the parent is locked too, so its suspension sees the end or is seen.
     const ending = batch.runs.filter((p) => p.status && TERMINAL.has(p.status)).map((p) => p.id);
     if (ending.length) {
       const parents = await q<{ id: number }>("wm_parents", this.sql.parents, [ending]);
       for (const r of parents.rows) ids.add(Number(r.id));
     }
-    const { rows } = await q<{ id: number; owner: string | null }>("wm_lock_runs", this.sql.lock, [[...ids]]);
-    if (batch.leases.length === 0) return;
+    const { rows } = await q<{
+      id: number;
+      owner: string | null;
+      workflow: string;
+      key: string | null;
+      limit: number | null;
+    }>("wm_lock_runs", this.sql.lock, [[...ids]]);
+    for (const r of rows) {
+      if (r.key !== null && r.limit !== null)
+        limited.set(Number(r.id), { workflow: r.workflow, key: r.key, limit: r.limit });
+    }
+    if (batch.leases.length === 0) return limited;
     const owners = new Map(rows.map((r) => [r.id, r.owner]));
     for (const lease of batch.leases) {
       const owner = owners.get(lease.runId);
       if (owner !== lease.owner) throw new LeaseLostError(lease.runId, owner ?? null);
     }
+    return limited;
   }
 
   private async create(q: Query, batch: WriteBatch): Promise<CreateResult[]> {
     const c = batch.creates;
+    // A limited run is never claimed here: the claim (slots.ts) gives it a slot or queues it.
+    const owner = (x: (typeof c)[number]) => (x.concurrency ? null : x.owner);
     const inserted = await q<RunRow>("wm_create_runs", this.sql.create, [
       c.map((x) => x.workflow),
       c.map((x) => x.key),
       c.map((x) => x.version),
-      c.map((x) => (x.owner ? "running" : "pending")),
+      c.map((x) => (owner(x) ? "running" : "pending")),
       c.map((x) => x.input),
       c.map((x) => x.initialState),
-      c.map((x) => (x.owner ? x.leaseUntil : x.now)),
-      c.map((x) => x.owner),
-      c.map((x) => x.leaseUntil),
+      c.map((x) => (owner(x) ? x.leaseUntil : x.now)),
+      c.map((x) => owner(x)),
+      c.map((x) => (owner(x) ? x.leaseUntil : null)),
       c.map((x) => x.now),
       c.map((x) => x.traceContext ?? null),
       c.map((x) => x.parentRunId ?? null),
+      c.map((x) => x.concurrency?.key ?? null),
+      c.map((x) => x.concurrency?.limit ?? null),
     ]);
     const fresh = new Map(inserted.rows.map((r) => [`${r.workflow}\u0000${r.key}`, r]));
     const missing = c.filter((x) => !fresh.has(`${x.workflow}\u0000${x.key}`));

@@ -157,15 +157,16 @@ async function copy(
     await exec(
       `INSERT INTO ${t.runs} (id, workflow, key, version, status, input, initial_state, state, output, error, waiting,
          wait_queues, wake_at, owner, lease_until, created_at, updated_at, finished_at, failure_signature,
-         trace_context, parent_run_id, wait_runs)
+         trace_context, parent_run_id, wait_runs, concurrency_key, concurrency_limit, queued_at)
        SELECT id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
          wake_at, NULL, NULL, created_at, updated_at, finished_at, failure_signature, trace_context, parent_run_id,
-         wait_runs
+         wait_runs, concurrency_key, concurrency_limit, queued_at
        FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::text[], $7::text[], $8::text[],
          $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::bigint[], $15::bigint[], $16::bigint[],
-         $17::text[], $18::text[], $19::bigint[], $20::text[])
+         $17::text[], $18::text[], $19::bigint[], $20::text[], $21::text[], $22::int[], $23::bigint[])
          AS r(id, workflow, key, version, status, input, initial_state, state, output, error, waiting, wait_queues,
-           wake_at, created_at, updated_at, finished_at, failure_signature, trace_context, parent_run_id, wait_runs)`,
+           wake_at, created_at, updated_at, finished_at, failure_signature, trace_context, parent_run_id, wait_runs,
+           concurrency_key, concurrency_limit, queued_at)`,
       [
         ids,
         col("workflow"),
@@ -196,6 +197,10 @@ async function copy(
                 .join("|")}|`
             : null,
         ),
+        // Concurrency limits: the key and limit recorded at creation, and a run queued for a slot stays queued.
+        col("concurrency_key"),
+        col("concurrency_limit"),
+        col("queued_at"),
       ],
     );
     report.runs += rows.length;

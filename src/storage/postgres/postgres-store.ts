@@ -11,6 +11,7 @@ import { log } from "../../log.js";
 import type {
   BatchResult,
   ClaimedRun,
+  ConcurrencyQueue,
   EntryRow,
   FailureGroupQuery,
   FailureGroupRow,
@@ -41,6 +42,7 @@ import {
   scheduleStatements,
   syncSchedules,
 } from "./schedules.js";
+import { PostgresSlots, type SlotKey } from "./slots.js";
 import { type Tables, tables } from "./sql.js";
 import { inTransaction, type Query } from "./transaction.js";
 
@@ -83,6 +85,7 @@ export class PostgresStore implements Store {
   private readonly sql;
   private readonly notifySql: string;
   private readonly scheduleSql: ReturnType<typeof scheduleStatements>;
+  private readonly slots: PostgresSlots;
   private closed = false;
 
   constructor(
@@ -98,6 +101,7 @@ export class PostgresStore implements Store {
     this.writer = new BatchWriter(t);
     this.notifySql = `NOTIFY ${target.channel}, '${instanceId}'`;
     this.sql = statements(t);
+    this.slots = new PostgresSlots(t);
     this.scheduleSql = scheduleStatements(t);
   }
 
@@ -171,7 +175,20 @@ export class PostgresStore implements Store {
   ): Promise<ClaimedRun[]> {
     // Not retried: if the connection died after the claim committed, a second claim would take more runs.
     const values = [now, owner, limit, workflows, leaseUntil];
-    return (await this.q<ClaimedRun>("wm_claim_due", this.sql.claimDue, values, false)).rows;
+    const claimed = (await this.q<ClaimedRun>("wm_claim_due", this.sql.claimDue, values, false)).rows;
+    // Runs that need a concurrency slot are claimed apart, under their keys' locks (slots.ts).
+    const room = limit - claimed.length;
+    if (room <= 0) return claimed;
+    if (!(await this.slots.anyDue((n, t, v) => this.q(n, t, v), now, owner, workflows))) return claimed;
+    const limited = await this.transaction(
+      (q) => this.slots.claim(q, now, owner, leaseUntil, room, workflows),
+      (r) => r.changed,
+    );
+    return [...claimed, ...limited.claimed];
+  }
+
+  async concurrencyQueue(runId: number): Promise<ConcurrencyQueue | null> {
+    return this.slots.queue((n, t, v) => this.q(n, t, v), runId);
   }
 
   async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<number[]> {
@@ -195,6 +212,8 @@ export class PostgresStore implements Store {
           return false;
         await q("wm_cancel_entries", this.sql.cancelEntries, [now, runId]);
         await q("wm_wake_parent", this.sql.wakeParent, [now, [runId]]);
+        const slot = (await q("wm_slot_of_run", this.sql.slotOfRun, [runId])).rows[0] as SlotKey | undefined;
+        if (slot?.key != null && slot.limit != null) await this.slots.released(q, [slot], now);
         return true;
       },
       (done) => done,

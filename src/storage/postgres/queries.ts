@@ -1,6 +1,7 @@
 // The PostgreSQL store's statements (other than the batch write's, in batch.ts), built once per schema.
 
 import { latestCompletedSql } from "./run-queries.js";
+import { NEEDS_SLOT } from "./slots.js";
 import {
   ENTRY_COLUMNS,
   MESSAGE_COLUMNS,
@@ -49,12 +50,12 @@ export function statements(t: Tables) {
     claimDue: `WITH due AS (
         SELECT id, owner FROM ${t.runs}
         WHERE wake_at <= $1 AND (owner IS NULL OR lease_until <= $1) AND (owner IS NULL OR owner <> $2)
-          AND ($4::text[] IS NULL OR workflow = ANY($4::text[]))
+          AND ($4::text[] IS NULL OR workflow = ANY($4::text[])) AND NOT ${NEEDS_SLOT}
         ORDER BY wake_at LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${t.runs} r SET owner = $2, lease_until = $5, wake_at = $5, updated_at = $1,
         status = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.status ELSE 'running' END,
         waiting = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.waiting ELSE NULL END,
-        wait_queues = NULL, wait_runs = NULL
+        wait_queues = NULL, wait_runs = NULL, queued_at = NULL
       FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}, due.owner AS "takenFrom"`,
     renew: `UPDATE ${t.runs} SET lease_until = $1, wake_at = $1
       WHERE id IN (SELECT id FROM ${t.runs} WHERE owner = $2 AND id = ANY($3::bigint[]) ORDER BY id FOR UPDATE)
@@ -69,6 +70,7 @@ export function statements(t: Tables) {
       WHERE id = $2 AND status NOT IN ${TERMINAL_SQL} AND (owner IS NULL OR owner = $3 OR lease_until <= $1)`,
     cancelEntries: `UPDATE ${t.entries} SET status = 'cancelled', ended_at = $1
       WHERE run_id = $2 AND status IN ('running', 'waiting', 'retrying')`,
+    slotOfRun: `SELECT workflow, concurrency_key AS key, concurrency_limit AS "limit" FROM ${t.runs} WHERE id = $1`,
     claimRun: `UPDATE ${t.runs} SET owner = $2, lease_until = $3, wake_at = $3
       WHERE id = $1 AND (owner IS NULL OR owner = $2 OR lease_until <= $4)`,
     getRequest: `SELECT ${REQUEST_COLUMNS}, done_at AS "doneAt", result FROM ${t.requests} WHERE id = $1`,

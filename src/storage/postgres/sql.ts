@@ -37,7 +37,8 @@ export const runColumns = (p = "") =>
   ${p}state, ${p}output, ${p}error, ${p}waiting, ${p}wait_queues AS "waitQueues", ${p}wake_at AS "wakeAt",
   ${p}owner, ${p}lease_until AS "leaseUntil", ${p}created_at AS "createdAt", ${p}updated_at AS "updatedAt",
   ${p}finished_at AS "finishedAt", ${p}failure_signature AS "failureSignature",
-  ${p}trace_context AS "traceContext", ${p}parent_run_id AS "parentRunId", ${p}wait_runs AS "waitRuns"`;
+  ${p}trace_context AS "traceContext", ${p}parent_run_id AS "parentRunId", ${p}wait_runs AS "waitRuns",
+  ${p}concurrency_key AS "concurrencyKey", ${p}concurrency_limit AS "concurrencyLimit", ${p}queued_at AS "queuedAt"`;
 
 export const ENTRY_COLUMNS = `run_id AS "runId", seq, scope, ordinal, name, kind, status, started_at AS "startedAt",
   ended_at AS "endedAt", input, output, error, attempts, detail, state_seq AS "stateSeq", state_diff AS "stateDiff"`;

@@ -10,9 +10,11 @@ import {
   type MessageResult,
   type RunPatch,
   type RunRow,
+  SLOT_STATUSES,
   TERMINAL_STATUSES,
   type WriteBatch,
 } from "../store.js";
+import type { SqliteSlots } from "./slots.js";
 import { numbered, PATCH_COLUMNS, type Statements } from "./statements.js";
 
 /** Applies write batches with the store's prepared statements (and one cached UPDATE per patch shape). */
@@ -22,6 +24,7 @@ export class BatchWriter {
   constructor(
     private readonly db: Database.Database,
     private readonly stmts: Statements,
+    private readonly slots: SqliteSlots,
   ) {}
 
   /** Applies `batch`; call inside the store's immediate transaction (it never awaits). */
@@ -34,19 +37,23 @@ export class BatchWriter {
     }
     const created: CreateResult[] = [];
     for (const c of batch.creates) {
+      // A limited run is never claimed here: the claim (slots.ts) gives it a slot or queues it.
+      const owner = c.concurrency ? null : c.owner;
       const row = s.insertRun.get({
         workflow: c.workflow,
         key: c.key,
         version: c.version,
-        status: c.owner ? "running" : "pending",
+        status: owner ? "running" : "pending",
         input: c.input,
         initialState: c.initialState,
-        wakeAt: c.owner ? c.leaseUntil : c.now,
-        owner: c.owner,
-        leaseUntil: c.leaseUntil,
+        wakeAt: owner ? c.leaseUntil : c.now,
+        owner,
+        leaseUntil: owner ? c.leaseUntil : null,
         now: c.now,
         traceContext: c.traceContext ?? null,
         parentRunId: c.parentRunId ?? null,
+        concurrencyKey: c.concurrency?.key ?? null,
+        concurrencyLimit: c.concurrency?.limit ?? null,
       }) as RunRow | undefined;
       if (row) created.push({ run: row, created: true });
       else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
@@ -121,5 +128,7 @@ export class BatchWriter {
     if (patch.waitRuns) this.stmts.wakeIfChildEnded.run(numbered(now, patch.id, patch.waitRuns));
     if (patch.status && TERMINAL_STATUSES.includes(patch.status))
       this.stmts.wakeParent.run(numbered(now, patch.id));
+    // Out of running/retrying: a concurrency slot may have freed.
+    if (patch.status && !SLOT_STATUSES.includes(patch.status)) this.slots.released(patch.id, now);
   }
 }

@@ -135,6 +135,15 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_completed ON runs (workflow, version, finished_at, id) WHERE status = 'completed';
   `,
+  // 7: concurrency limits (workflow({ concurrency })): the run's key value and limit, and since when it is
+  // queued for a slot; indexed for counting a key's slot holders and finding its oldest queued runs.
+  `
+  ALTER TABLE runs ADD COLUMN concurrency_key TEXT;
+  ALTER TABLE runs ADD COLUMN concurrency_limit INTEGER;
+  ALTER TABLE runs ADD COLUMN queued_at INTEGER;
+  CREATE INDEX runs_slots ON runs (workflow, concurrency_key, status) WHERE concurrency_key IS NOT NULL;
+  CREATE INDEX runs_slot_queue ON runs (workflow, concurrency_key, id) WHERE queued_at IS NOT NULL;
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

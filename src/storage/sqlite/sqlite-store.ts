@@ -9,6 +9,7 @@ import type { Durability } from "../durability.js";
 import type {
   BatchResult,
   ClaimedRun,
+  ConcurrencyQueue,
   EntryRow,
   FailureGroupQuery,
   FailureGroupRow,
@@ -32,6 +33,7 @@ import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
 import { failureGroupsQuery, runsQuery } from "./run-queries.js";
 import { SqliteSchedules } from "./schedules.js";
+import { type DueRun, needsSlot, SqliteSlots } from "./slots.js";
 import { entryFromArray, numbered, prepareStatements, type Statements } from "./statements.js";
 
 export interface SqliteOptions {
@@ -69,6 +71,7 @@ const GUARDED = [
   "messagesSince",
   "maxMessageId",
   "renewLeases",
+  "concurrencyQueue",
   "owners",
   "expireOwner",
   "nextWakeAt",
@@ -140,6 +143,7 @@ export class SqliteStore implements Store {
   private readonly stmts: Statements;
   private readonly commitTx: Database.Transaction<(batch: WriteBatch) => BatchResult>;
   private readonly scheduleTable: SqliteSchedules;
+  private readonly slots: SqliteSlots;
   /** Runs every batch's statements inside the commit transaction; the torture test wraps its apply to kill mid-commit. */
   readonly writer: BatchWriter;
 
@@ -147,7 +151,8 @@ export class SqliteStore implements Store {
     this.db = db;
     this.location = path;
     this.stmts = prepareStatements(db);
-    const writer = new BatchWriter(db, this.stmts);
+    this.slots = new SqliteSlots(db);
+    const writer = new BatchWriter(db, this.stmts, this.slots);
     this.writer = writer;
     this.commitTx = db.transaction((batch: WriteBatch) => writer.apply(batch));
     this.scheduleTable = new SqliteSchedules(db, (batch) => writer.apply(batch));
@@ -305,8 +310,10 @@ export class SqliteStore implements Store {
         .transaction(() => {
           const due = this.stmts.due.all(
             numbered(now, limit, workflows ? JSON.stringify(workflows) : null, owner),
-          ) as Array<{ id: number; owner: string | null }>;
+          ) as DueRun[];
           for (const d of due) {
+            // A limited run takes a slot or is parked in the same transaction (see slots.ts).
+            if (needsSlot(d) && !this.slots.grant(d, now)) continue;
             const row = this.stmts.claim.get({ owner, until: leaseUntil, now, id: d.id }) as RunRow;
             claimed.push({ ...row, takenFrom: d.owner });
           }
@@ -316,6 +323,10 @@ export class SqliteStore implements Store {
       throw this.describeWriteError(err);
     }
     return claimed;
+  }
+
+  async concurrencyQueue(runId: number): Promise<ConcurrencyQueue | null> {
+    return this.slots.queue(runId);
   }
 
   async renewLeases(owner: string, leaseUntil: number, runIds: number[]): Promise<number[]> {
@@ -342,6 +353,7 @@ export class SqliteStore implements Store {
           if (this.stmts.cancelRun.run(numbered(now, runId, owner, reason)).changes !== 1) return false;
           this.stmts.cancelEntries.run(numbered(now, runId));
           this.stmts.wakeParent.run(numbered(now, runId));
+          this.slots.released(runId, now);
           return true;
         })
         .immediate();

@@ -6,7 +6,8 @@ import type { EntryRow } from "../store.js";
 export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
   waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
   created_at AS createdAt, updated_at AS updatedAt, finished_at AS finishedAt, failure_signature AS failureSignature,
-  trace_context AS traceContext, parent_run_id AS parentRunId, wait_runs AS waitRuns`;
+  trace_context AS traceContext, parent_run_id AS parentRunId, wait_runs AS waitRuns,
+  concurrency_key AS concurrencyKey, concurrency_limit AS concurrencyLimit, queued_at AS queuedAt`;
 export const ENTRY_COLUMNS = `run_id AS runId, seq, scope, ordinal, name, kind, status, started_at AS startedAt,
   ended_at AS endedAt, input, output, error, attempts, detail, state_seq AS stateSeq, state_diff AS stateDiff`;
 /** The latest completed run of a workflow version other than run ?3 (index runs_completed: one probe). */
@@ -128,9 +129,9 @@ export function prepareStatements(db: Database.Database): Statements {
   return {
     insertRun:
       p(`INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
-        lease_until, created_at, updated_at, trace_context, parent_run_id)
+        lease_until, created_at, updated_at, trace_context, parent_run_id, concurrency_key, concurrency_limit)
       VALUES (@workflow, @key, @version, @status, @input, @initialState, @initialState, @wakeAt, @owner,
-        @leaseUntil, @now, @now, @traceContext, @parentRunId)
+        @leaseUntil, @now, @now, @traceContext, @parentRunId, @concurrencyKey, @concurrencyLimit)
       ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`),
     runById: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
     runByKey: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`),
@@ -194,14 +195,15 @@ export function prepareStatements(db: Database.Database): Statements {
     ),
     messagesSince: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id > ? ORDER BY id LIMIT ?`),
     maxMessageId: p("SELECT coalesce(max(id), 0) FROM messages").pluck(),
-    due: p(`SELECT id, owner FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
+    due: p(`SELECT id, owner, status, workflow, concurrency_key AS concurrencyKey,
+        concurrency_limit AS concurrencyLimit FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
       AND (owner IS NULL OR owner != ?4)
       AND (?3 IS NULL OR workflow IN (SELECT value FROM json_each(?3)))
-      ORDER BY wake_at LIMIT ?2`),
+      ORDER BY wake_at, id LIMIT ?2`),
     claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
         status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
         waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
-        wait_queues = NULL, wait_runs = NULL
+        wait_queues = NULL, wait_runs = NULL, queued_at = NULL
       WHERE id = @id RETURNING ${RUN_COLUMNS}`),
     renew: p(`UPDATE runs SET lease_until = ?1, wake_at = ?1
       WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3)) RETURNING id`).pluck(),
