@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { run as migrate } from "../../src/cli/migrate.js";
+import { internals } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
 import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
@@ -27,6 +28,8 @@ afterEach(() => {
 });
 
 const HOUR = 3_600_000;
+
+const internalsStore = (engine: Parameters<typeof internals>[0]) => internals(engine).store;
 
 function definitions() {
   const approval = workflow({
@@ -246,6 +249,59 @@ describe("waymark migrate", () => {
       orderId: "1",
       receipt: "rcpt-pay-1",
     });
+  });
+
+  it("runs of a limited workflow move with their concurrency key and limit, a queued one still queued; the limit holds there", async () => {
+    const db = tempDb();
+    // The holder keeps the slot through its retry backoff; the second run queues behind it.
+    const holder = workflow({
+      concurrency: { limit: 1, key: (input: { customer: string }) => input.customer },
+      run: async (ctx, _input: { customer: string }) => {
+        await ctx.step(
+          "flaky",
+          () => {
+            throw new Error("down");
+          },
+          { backoff: "1h", retries: 1 },
+        );
+      },
+    });
+    const registry = setup({ use: { holder } });
+    const before = await registry.start({
+      database: db,
+      deployCheck: false,
+      clock: new FakeClock(Date.UTC(2026, 0, 1)),
+    });
+    const h = await before.getOrCreate("holder", "h-1", { customer: "c-9" });
+    await until(async () => (await h.status()) === "retrying", "the holder retries");
+    const queued = await before.getOrCreate("holder", "h-2", { customer: "c-9" });
+    await until(async () => (await internalsStore(before).getRun(queued.id))?.queuedAt != null, "h-2 queued");
+    await before.close();
+    const { url } = await tempSchema();
+    const target = closeLater(await openPostgresStore(url));
+    expect(await migrate(["--from", db, "--to", url])).toBe(0);
+    expect(await target.findRun("holder", "h-1")).toMatchObject({
+      status: "retrying",
+      concurrencyKey: "c-9",
+      concurrencyLimit: 1,
+      queuedAt: null,
+    });
+    const copied = (await target.findRun("holder", "h-2"))!;
+    expect(copied).toMatchObject({
+      status: "pending",
+      concurrencyKey: "c-9",
+      concurrencyLimit: 1,
+      wakeAt: null,
+    });
+    expect(copied.queuedAt).not.toBeNull();
+    // h-1 still holds the slot there: h-2 is not claimed; cancelling h-1 lets it in.
+    expect(await target.claimDue(Date.UTC(2026, 0, 1) + 1000, "p", Date.UTC(2026, 0, 2), 10, null)).toEqual(
+      [],
+    );
+    const h1 = (await target.findRun("holder", "h-1"))!;
+    expect(await target.cancelRun(h1.id, Date.UTC(2026, 0, 1) + 2000, "p", "{}")).toBe(true);
+    const claimed = await target.claimDue(Date.UTC(2026, 0, 1) + 3000, "p", Date.UTC(2026, 0, 2), 10, null);
+    expect(claimed.map((r) => r.key)).toEqual(["h-2"]);
   });
 
   it("schedules move with their next firing, paused flag and last run (its id the target's); the next firing happens there once", async () => {
