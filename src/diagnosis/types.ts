@@ -69,7 +69,8 @@ export type ToolName =
   | "cancel_run"
   | "wait_for_run"
   | "list_runs"
-  | "diagnose_run";
+  | "diagnose_run"
+  | "compare_runs";
 
 /** What to do next: an exact tool call, or a change only a person can make (listed before the calls it enables). */
 export type NextAction =

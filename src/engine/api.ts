@@ -2,6 +2,7 @@
 // replay, cancel, events. The machinery behind it (scheduler, leases, change watching, the write queue)
 // is not part of it; Engine (engine.ts) implements it.
 
+import type { NoComparison, RunComparison } from "../diagnosis/compare-types.js";
 import type { DiagnoseOptions, Diagnosis, FailureList } from "../diagnosis/types.js";
 import type { WaymarkMetrics } from "../observability/metrics.js";
 import type { FailureGroupRow, MessageRow, RunRow, RunStatus } from "../storage/store.js";
@@ -120,6 +121,15 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
 
   /** Why a run failed or is stuck, and the next actions (see diagnosis/). */
   diagnose(run: RunRef | { workflow: string; key: string }, options?: DiagnoseOptions): Promise<Diagnosis>;
+  /**
+   * A run against another: where their histories first differ, input and state differences as JSON
+   * Pointers, the outputs of the steps both ran that differ, timing outliers, code versions. Without
+   * `other`, the latest completed run of the same workflow and version (a NoComparison when there is none).
+   */
+  compareRuns(
+    run: RunRef | { workflow: string; key: string },
+    other?: RunRef | { workflow: string; key: string },
+  ): Promise<RunComparison | NoComparison>;
   /** Failed and retrying runs grouped by signature, described by their newest runs. */
   listFailures(options?: ListFailuresOptions): Promise<FailureList>;
   /** Failed and retrying runs grouped by stored failure signature, most runs first. */

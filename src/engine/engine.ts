@@ -7,6 +7,8 @@
 // - One timer serves every run (see scheduler.ts); `tick()` does one pass and is what tests call.
 // - Another process's writes (messages, requests) are noticed through the store's change counter.
 
+import { compareRuns } from "../diagnosis/compare.js";
+import type { NoComparison, RunComparison } from "../diagnosis/compare-types.js";
 import { diagnose } from "../diagnosis/diagnose.js";
 import { type FailureList, listFailures } from "../diagnosis/signatures.js";
 import type { DiagnoseOptions, Diagnosis } from "../diagnosis/types.js";
@@ -325,6 +327,20 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
         options,
       ),
     );
+  }
+
+  /** A run against another, by default the latest completed run of its workflow and version (diagnosis/compare.ts). */
+  compareRuns(
+    run: RunRef | { workflow: string; key: string },
+    other?: RunRef | { workflow: string; key: string },
+  ): Promise<RunComparison | NoComparison> {
+    return this.opened(async () => {
+      const id = async (ref: RunRef | { workflow: string; key: string }) =>
+        typeof ref === "object" && !("id" in ref)
+          ? (await this.requireRun(ref.workflow, ref.key)).id
+          : this.idOf(ref, "engine.compareRuns");
+      return compareRuns(this, await id(run), other === undefined ? undefined : await id(other));
+    });
   }
 
   /** Failed and retrying runs grouped by signature, described by their newest runs. */

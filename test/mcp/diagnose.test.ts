@@ -1,12 +1,20 @@
 // diagnose_run, list_failures and the diagnose prompt through a real SDK client over an in-memory pair.
 
 import { afterEach, describe, expect, test } from "vitest";
-import { z } from "zod";
 import { signatureOf } from "../../src/failure-signature.js";
 import { answerSize, MAX_ANSWER_CHARS } from "../../src/mcp/budget.js";
-import { TOOLS } from "../../src/mcp/tools/index.js";
 import { batch } from "../storage/backends.js";
-import { attachEngine, Closer, call, connect, startEngine, tempDb, text, until } from "./helpers.js";
+import {
+  attachEngine,
+  Closer,
+  call,
+  connect,
+  expectValidCalls,
+  startEngine,
+  tempDb,
+  text,
+  until,
+} from "./helpers.js";
 import { repair } from "./workflows.js";
 
 const closer = new Closer();
@@ -29,16 +37,6 @@ async function settled(
     async () => (await engine.store.findRun(workflow, key))?.status === status,
     `${workflow}/${key} ${status}`,
   );
-}
-
-/** Each call's arguments parse with its tool's input schema, unchanged and with nothing extra. */
-function expectValidCalls(actions: Array<{ kind: string; tool?: string; args?: Record<string, unknown> }>) {
-  for (const a of actions) {
-    if (a.kind !== "call") continue;
-    const tool = TOOLS.find((t) => t.name === a.tool);
-    expect(tool, a.tool).toBeDefined();
-    expect(z.strictObject(tool!.input).parse(a.args)).toEqual(a.args);
-  }
 }
 
 describe("diagnose_run", () => {

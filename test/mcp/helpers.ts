@@ -7,8 +7,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { expect } from "vitest";
+import { z } from "zod";
 import { type Engine, internals } from "../../src/engine/engine.js";
 import { createMcpServer, type McpServerOptions } from "../../src/mcp/server.js";
+import { TOOLS } from "../../src/mcp/tools/index.js";
 import { attach } from "../../src/registry.js";
 import { registry } from "./workflows.js";
 
@@ -109,5 +112,17 @@ export async function until<T>(
     if (v) return v as NonNullable<T>;
     if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Each call's arguments parse with its tool's input schema, unchanged and with nothing extra. */
+export function expectValidCalls(
+  actions: Array<{ kind: string; tool?: string; args?: Record<string, unknown> }>,
+): void {
+  for (const a of actions) {
+    if (a.kind !== "call") continue;
+    const tool = TOOLS.find((t) => t.name === a.tool);
+    expect(tool, a.tool).toBeDefined();
+    expect(z.strictObject(tool!.input).parse(a.args)).toEqual(a.args);
   }
 }

@@ -32,6 +32,8 @@ test("answer sizes of every tool stay within the budget", async () => {
     ["get_history", { workflow: "flaky", key: "f-1" }],
     ["get_history (100 KB values)", { workflow: "flaky", key: "big" }],
     ["get_step", { workflow: "flaky", key: "f-1", step: "charge" }],
+    ["compare_runs", { workflow: "approval", key: "inv-1", otherKey: "inv-2" }],
+    ["compare_runs (100 KB values)", { workflow: "flaky", key: "big", otherKey: "f-1" }],
     ["get_step (100 KB values)", { workflow: "flaky", key: "big", step: "load" }],
     [
       "send_message",

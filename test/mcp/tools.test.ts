@@ -30,6 +30,7 @@ describe("tool list", () => {
       [
         "call_action",
         "cancel_run",
+        "compare_runs",
         "diagnose_run",
         "get_history",
         "get_run",
@@ -68,6 +69,7 @@ describe("tool list", () => {
       "get_history",
       "get_step",
       "diagnose_run",
+      "compare_runs",
       "list_failures",
       "list_schedules",
       "wait_for_run",

@@ -21,7 +21,8 @@ const evidenceShape = z.object({
     .describe('Another record it comes from: "run", "rejection #3", "message #12"...'),
 });
 
-const actionShape = z.discriminatedUnion("kind", [
+/** A next action as answers list it: an exact tool call, or a change for a person. */
+export const actionShape = z.discriminatedUnion("kind", [
   z.object({
     kind: z.literal("call").describe("An exact tool call."),
     tool: z.string().describe("Tool name."),

@@ -2,6 +2,7 @@
 
 import { callAction } from "./call-action.js";
 import { cancelRun } from "./cancel-run.js";
+import { compareRuns } from "./compare-runs.js";
 import { diagnoseRun } from "./diagnose-run.js";
 import { getHistory } from "./get-history.js";
 import { getRun } from "./get-run.js";
@@ -24,6 +25,7 @@ export const TOOLS = [
   getHistory,
   getStep,
   diagnoseRun,
+  compareRuns,
   listFailures,
   listSchedules,
   sendMessage,
