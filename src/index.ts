@@ -9,6 +9,16 @@ export type {
   SendResult,
   WaymarkEngine,
 } from "./engine/api.js";
+export type {
+  AuditClient,
+  AuditControl,
+  AuditEntry,
+  AuditListOptions,
+  AuditOutcome,
+  AuditPage,
+  AuditSurface,
+  AuditWrite,
+} from "./engine/audit-types.js";
 export type { ChildAddress, ChildOptions } from "./engine/child-types.js";
 export { type Clock, FakeClock, systemClock } from "./engine/clock.js";
 export type { Duration } from "./engine/duration.js";

@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import type { ScheduleInfo } from "../engine/schedules.js";
 import { attach, DEFAULT_DATABASE } from "../index.js";
 import { scheduleLine } from "../mcp/tools/schedule-view.js";
+import { cliClient } from "./audit-client.js";
 import { databaseProblem } from "./database-arg.js";
 import { verbError } from "./verb-error.js";
 
@@ -73,7 +74,13 @@ export async function run(
     if (action === "list") shown = await engine.schedules.list();
     else {
       try {
-        shown = [await engine.schedules[action](name!)];
+        const write = {
+          surface: "cli" as const,
+          client: cliClient("schedules"),
+          action: `${action}_schedule`,
+          args: { name },
+        };
+        shown = [await engine.audit.around(write, () => engine.schedules[action](name!))];
       } catch (err) {
         if ((err as { code?: string }).code !== "SCHEDULE_NOT_FOUND") throw err;
         verbError(io.err, "schedules", (err as Error).message);

@@ -7,6 +7,7 @@ import type { DiagnoseOptions, Diagnosis, FailureList } from "../diagnosis/types
 import type { WaymarkMetrics } from "../observability/metrics.js";
 import type { FailureGroupRow, MessageRow, RunRow, RunStatus } from "../storage/store.js";
 import type { InputOf, WorkflowEntry } from "../workflow.js";
+import type { AuditControl } from "./audit-types.js";
 import type { Clock } from "./clock.js";
 import type { EngineEvent } from "./events.js";
 import type { RunFamily } from "./family.js";
@@ -75,6 +76,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   readonly metrics: WaymarkMetrics;
   /** The schedules of setup({ schedules }) in the database: list them, pause and resume one. */
   readonly schedules: ScheduleControl;
+  /** The audit of every write made through MCP, the inspector and the CLI: record one, list them (append-only). */
+  readonly audit: AuditControl;
 
   /** Gets a run by key, creating it (and starting it) if it does not exist. */
   getOrCreate<N extends keyof U & string>(

@@ -19,6 +19,7 @@ import { startRunTrace } from "../observability/tracing.js";
 import { assertStartAllowed } from "../start-guard.js";
 import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
 import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
+import { Audit } from "./audit.js";
 import { cancelRun } from "./cancel.js";
 import { ChangeWatcher } from "./change-watcher.js";
 import { ChildRuns } from "./child-runs.js";
@@ -78,6 +79,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   readonly scheduler: Scheduler;
   /** The schedules of setup({ schedules }): fired by the scheduler's pass; list, pause and resume. */
   readonly schedules: Schedules;
+  /** The audit of writes made through MCP, the inspector and the CLI (audit.ts). */
+  readonly audit: Audit;
   readonly leases: LeaseKeeper;
   readonly changes: ChangeWatcher;
   /** ctx.child's runs and the parents waiting on them in memory (child-runs.ts). */
@@ -110,6 +113,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.executes = options.execute ?? defs.size > 0;
     this.scheduler = new Scheduler(this);
     this.schedules = new Schedules(this, schedules);
+    this.audit = new Audit(store, this.clock);
     this.leases = new LeaseKeeper(this, this.leaseMs);
     this.changes = new ChangeWatcher(this);
     this.childRuns = new ChildRuns(store, defs, (w, k, i, parent) => this.createRun(w, k, i, parent));

@@ -17,6 +17,8 @@
 import type { IncomingMessage } from "node:http";
 import type { Diagnosis } from "../diagnosis/types.js";
 import type { WaymarkEngine } from "../engine/api.js";
+import { outcomeOf } from "../engine/audit.js";
+import type { AuditClient, AuditTarget } from "../engine/audit-types.js";
 import type { ListRunsOptions } from "../engine/listing.js";
 import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
 import { ApiError, readJson } from "./respond.js";
@@ -45,6 +47,9 @@ export interface ApiOptions {
   maxBodyBytes: number;
   diagnose?: Diagnose | undefined;
 }
+
+/** The POST routes and the names the audit records them by (the MCP tools' names). */
+const WRITE_ACTIONS = { messages: "send_message", replay: "replay_run", cancel: "cancel_run" } as const;
 
 /** Largest value (JSON characters) sent whole in a run view; larger ones come clipped. */
 const RUN_VALUE_MAX = 100_000;
@@ -85,7 +90,7 @@ export class InspectorApi {
   ) {}
 
   /** Answers one /api request (the path without the "/api" prefix, split on "/"). */
-  async handle(req: IncomingMessage, url: URL, parts: string[]): Promise<Route> {
+  async handle(req: IncomingMessage, url: URL, parts: string[], client: AuditClient = {}): Promise<Route> {
     const method = req.method ?? "GET";
     const [head, ...rest] = parts;
     const get = method === "GET" || method === "HEAD";
@@ -108,20 +113,7 @@ export class InspectorApi {
         id === undefined &&
         (sub === "messages" || sub === "replay" || sub === "cancel")
       ) {
-        if (this.options.readOnly) {
-          throw new ApiError(
-            403,
-            "READ_ONLY",
-            "This server is read-only (--read-only): it shows runs but does not send messages, replay or cancel.",
-          );
-        }
-        const body = await readJson(req, this.options.maxBodyBytes);
-        if (typeof body !== "object" || body === null || Array.isArray(body))
-          throw new ApiError(400, "INVALID_INPUT", "The request body must be a JSON object.");
-        const args = body as Record<string, unknown>;
-        if (sub === "messages") return { body: await this.send(workflow, key, args) };
-        if (sub === "replay") return { body: await this.replay(workflow, key, args) };
-        return { body: await this.cancel(workflow, key) };
+        return { body: await this.write(req, client, workflow, key, sub) };
       }
       if (
         sub === undefined ||
@@ -134,6 +126,51 @@ export class InspectorApi {
       "NOT_FOUND",
       `No API route ${method} ${url.pathname}. Routes: /api/meta, /api/workflows, /api/runs, /api/runs/{workflow}/{key}[/history|/entries/{id}|/diagnosis|/messages|/replay|/cancel], /api/events.`,
     );
+  }
+
+  /** One of the POST routes, recorded in the audit with its outcome (refusals too: read-only, bad body, no run). */
+  private async write(
+    req: IncomingMessage,
+    client: AuditClient,
+    workflow: string,
+    key: string,
+    sub: "messages" | "replay" | "cancel",
+  ): Promise<unknown> {
+    const action = WRITE_ACTIONS[sub];
+    const target: AuditTarget = { workflow, key };
+    let args: unknown = null;
+    try {
+      if (this.options.readOnly) {
+        throw new ApiError(
+          403,
+          "READ_ONLY",
+          "This server is read-only (--read-only): it shows runs but does not send messages, replay or cancel.",
+        );
+      }
+      args = await readJson(req, this.options.maxBodyBytes);
+      if (typeof args !== "object" || args === null || Array.isArray(args))
+        throw new ApiError(400, "INVALID_INPUT", "The request body must be a JSON object.");
+      const body = args as Record<string, unknown>;
+      const runId = (await this.engine.findRun(workflow, key))?.id;
+      if (runId !== undefined) target.runId = runId;
+      const answer =
+        sub === "messages"
+          ? await this.send(workflow, key, body)
+          : sub === "replay"
+            ? await this.replay(workflow, key, body)
+            : await this.cancel(workflow, key);
+      await this.engine.audit.record(
+        { surface: "inspector", client, action, run: target, args },
+        { ok: true },
+      );
+      return answer;
+    } catch (err) {
+      await this.engine.audit.record(
+        { surface: "inspector", client, action, run: target, args },
+        outcomeOf(err),
+      );
+      throw err;
+    }
   }
 
   private meta(): MetaAnswer {

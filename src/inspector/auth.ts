@@ -6,7 +6,9 @@
 // also opens /mcp) nor anything derived from it. A request is let in by a matching
 // `Authorization: Bearer <token>` header or by a live session's cookie.
 
+import { createHash } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AuditClient } from "../engine/audit-types.js";
 import { sameToken } from "../mcp/http.js";
 import type { Sessions } from "./sessions.js";
 
@@ -30,6 +32,22 @@ export function authorized(req: IncomingMessage, token: string | undefined, sess
   if (bearer && sameToken(bearer[1]!.trim(), token)) return true;
   const cookie = cookies(req).get(cookieName(req, sessions));
   return cookie !== undefined && sessions.valid(cookie);
+}
+
+/**
+ * Who made a request, for the audit: the bearer token, or the login session (a label hashed from its id,
+ * which is a secret and never stored), with the browser's user agent; nothing when the server has no token.
+ */
+export function credential(req: IncomingMessage, token: string | undefined, sessions: Sessions): AuditClient {
+  const agent = req.headers["user-agent"];
+  const client: AuditClient = typeof agent === "string" ? { name: agent.slice(0, 200) } : {};
+  if (!token) return client;
+  const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
+  if (bearer && sameToken(bearer[1]!.trim(), token)) return { ...client, label: "bearer token" };
+  const cookie = cookies(req).get(cookieName(req, sessions));
+  if (cookie === undefined) return client;
+  const hash = createHash("sha256").update(cookie).digest("hex").slice(0, 12);
+  return { ...client, label: "login session", session: `login-${hash}` };
 }
 
 /**

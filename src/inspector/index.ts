@@ -11,7 +11,7 @@ import type { WaymarkEngine } from "../engine/api.js";
 import type { HttpMount } from "../mcp/http.js";
 import { type Diagnose, InspectorApi } from "./api.js";
 import { Assets } from "./assets.js";
-import { authorized, denyPage, login } from "./auth.js";
+import { authorized, credential, denyPage, login } from "./auth.js";
 import { ApiError, sendError, sendJson, toApiError } from "./respond.js";
 import { Sessions } from "./sessions.js";
 import { streamEvents } from "./sse.js";
@@ -85,7 +85,8 @@ export function createInspector(engine: WaymarkEngine, options: InspectorOptions
         streamEvents(engine, req, res, url);
         return;
       }
-      const { body } = await apiFor(guard.maxBodyBytes).handle(req, url, parts.slice(1));
+      const who = credential(req, guard.token, sessions);
+      const { body } = await apiFor(guard.maxBodyBytes).handle(req, url, parts.slice(1), who);
       sendJson(res, 200, body);
     } catch (err) {
       const apiErr = toApiError(err);

@@ -5,6 +5,7 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { WaymarkEngine } from "../engine/api.js";
+import { AuditTap } from "./audit-tap.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";
 import { SessionGuard } from "./guard.js";
@@ -52,10 +53,18 @@ function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
   );
 }
 
-/** An McpServer whose every session, on any transport, passes through the guard (see guard.ts). */
+/**
+ * An McpServer whose every session, on any transport, passes through the guard (see guard.ts) and, under
+ * it, the audit of the write tools' calls (see audit-tap.ts).
+ */
 class GuardedMcpServer extends McpServer {
+  audit: { engine: WaymarkEngine; writeTools: ReadonlySet<string> } | null = null;
+
   override connect(transport: Transport): Promise<void> {
-    return super.connect(new SessionGuard(transport));
+    const tapped = this.audit
+      ? new AuditTap(transport, { ...this.audit, client: () => this.server.getClientVersion() })
+      : transport;
+    return super.connect(new SessionGuard(tapped));
   }
 }
 
@@ -81,6 +90,7 @@ export function createMcpServer(engine: WaymarkEngine, options: McpServerOptions
   const hasCode = engine.registered().length > 0;
   const tools = TOOLS.filter((t: ToolDef) => !(t.write && options.readOnly) && !(t.needsCode && !hasCode));
   const ctx = new McpContext(engine, options, mcp, new Set(tools.map((t) => t.name)));
+  mcp.audit = { engine, writeTools: new Set(tools.filter((t: ToolDef) => t.write).map((t) => t.name)) };
   for (const tool of tools) registerTool(mcp, ctx, tool as unknown as ToolDef);
   registerResources(mcp, ctx);
   registerPrompts(mcp, ctx);

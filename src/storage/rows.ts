@@ -235,3 +235,51 @@ export interface ScheduleAdvance {
   fired: { due: number; outcome: string } | null;
   now: number;
 }
+
+/** Where a write came from. */
+export const AUDIT_SURFACES = ["mcp", "inspector", "cli"] as const;
+export type AuditSurface = (typeof AUDIT_SURFACES)[number];
+
+/** One write as the audit holds it. IMPORTANT: append-only: no Store method changes or removes one. */
+export interface AuditRow {
+  id: number;
+  /** When it was made (ms, the engine's clock). */
+  at: number;
+  surface: AuditSurface;
+  /** JSON: who made it (MCP client name, version and session; the inspector's session; the CLI's user and pid). */
+  client: string;
+  /** What was asked: the tool's name (send_message...), or the inspector's or CLI's name for it. */
+  action: string;
+  /** The run it targets, as named (a refused write may name a run that does not exist). */
+  workflow: string | null;
+  runKey: string | null;
+  runId: number | null;
+  /** JSON text of the arguments, cut to a bound (`argsCut` says so). */
+  args: string;
+  argsCut: boolean;
+  ok: boolean;
+  /** The error code and message of a refused or failed write; null when it succeeded. */
+  errorCode: string | null;
+  errorMessage: string | null;
+}
+
+/** A write to append (the store gives its id). */
+export type AuditAppend = Omit<AuditRow, "id">;
+
+/** Which audit rows to read, newest first. */
+export interface AuditFilter {
+  runId?: number;
+  workflow?: string;
+  runKey?: string;
+  surface?: AuditSurface;
+  /** At or after this time (ms). */
+  since?: number;
+  /** Before this time (ms). */
+  until?: number;
+}
+
+export interface AuditQuery extends AuditFilter {
+  /** Only rows with an id below this (the previous page's last id). */
+  beforeId?: number;
+  limit: number;
+}

@@ -14,6 +14,10 @@
 
 import type { BatchResult, WriteBatch } from "./batch.js";
 import type {
+  AuditAppend,
+  AuditFilter,
+  AuditQuery,
+  AuditRow,
   ClaimedRun,
   ConcurrencyQueue,
   EntryRow,
@@ -150,6 +154,16 @@ export interface Store {
   advanceSchedule(advance: ScheduleAdvance, batch: WriteBatch | null): Promise<BatchResult | null>;
   /** Pauses or resumes a schedule (resuming clears next_due, recomputed from then on); false when there is none. */
   setSchedulePaused(name: string, paused: boolean, now: number): Promise<boolean>;
+
+  /**
+   * Appends one write to the audit; returns its id. IMPORTANT: the audit is append-only: the Store has no
+   * method that changes or removes a row (the tables refuse UPDATE and DELETE too), and pruning runs keeps it.
+   */
+  appendAudit(row: AuditAppend): Promise<number>;
+  /** Audit rows matching the filter, newest first (id descending), at most `limit`. */
+  listAudit(query: AuditQuery): Promise<AuditRow[]>;
+  /** How many audit rows match the filter. */
+  countAudit(filter: AuditFilter): Promise<number>;
 
   /** A number that changes whenever another connection commits (cheap; polled). */
   changeCounter(): Promise<number>;

@@ -60,6 +60,19 @@ describe.each([
     const missing = await schedules(["pause", "hourli", "--db", db]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('There is no schedule "hourli". Known schedules: "hourly"');
+
+    // Every pause and resume is in the audit, the refused one too, with the CLI's user and pid.
+    const audit = (await engine.audit.list({ surface: "cli" })).entries;
+    expect(audit.map((e) => [e.action, e.args, e.outcome.ok ? "ok" : e.outcome.code])).toEqual([
+      ["pause_schedule", { name: "hourli" }, "SCHEDULE_NOT_FOUND"],
+      ["resume_schedule", { name: "hourly" }, "ok"],
+      ["pause_schedule", { name: "hourly" }, "ok"],
+    ]);
+    for (const e of audit) {
+      expect(e.client).toMatchObject({ name: "waymark schedules", pid: expect.any(Number) });
+      expect(e.client.pid).not.toBe(process.pid);
+      expect(typeof e.client.user).toBe("string");
+    }
   });
 });
 

@@ -30,6 +30,27 @@ afterEach(() => {
 const HOUR = 3_600_000;
 
 const internalsStore = (engine: Parameters<typeof internals>[0]) => internals(engine).store;
+/** A PostgreSQL target that already holds a run of its own ("own/mine"), which a copy must leave alone. */
+async function targetWithOwnRun(url: string): Promise<Store> {
+  const target = closeLater(await openPostgresStore(url));
+  await target.commit(
+    batch(1, {
+      creates: [
+        {
+          workflow: "own",
+          key: "mine",
+          version: 1,
+          input: null,
+          initialState: "{}",
+          now: 1,
+          owner: null,
+          leaseUntil: null,
+        },
+      ],
+    }),
+  );
+  return target;
+}
 
 function definitions() {
   const approval = workflow({
@@ -162,7 +183,7 @@ describe("waymark migrate", () => {
     withPassword.password = "secret"; // the server trusts local users; the password must not be printed
     expect(await migrate(["--from", db, "--to", withPassword.toString()])).toBe(0);
     expect(stderr).toMatch(
-      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions and 0 schedules/,
+      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions, 0 schedules and 0 audit rows/,
     );
     expect(stderr).not.toContain("secret");
 
@@ -320,23 +341,7 @@ describe("waymark migrate", () => {
     const listed = await before.schedules.list();
     await before.close();
     const { url } = await tempSchema();
-    const target = closeLater(await openPostgresStore(url));
-    await target.commit(
-      batch(1, {
-        creates: [
-          {
-            workflow: "own",
-            key: "mine",
-            version: 1,
-            input: null,
-            initialState: "{}",
-            now: 1,
-            owner: null,
-            leaseUntil: null,
-          },
-        ],
-      }),
-    );
+    const target = await targetWithOwnRun(url);
     expect(await migrate(["--from", db, "--to", url])).toBe(0);
     const after = closeLater(await registry.start({ database: url, clock, deployCheck: false }));
     const moved = await after.schedules.list();
@@ -357,6 +362,55 @@ describe("waymark migrate", () => {
     await after.tick();
     expect(await target.findRun("job", "hourly@2026-12-01T02:00:00.000Z")).toBeDefined();
     expect(await target.findRun("job", "hourly@2026-12-01T01:00:00.000Z")).toEqual(copiedRun);
+  });
+
+  it("the audit moves whole and in order, run ids the target's (rows of no run keep workflow and key)", async () => {
+    const db = tempDb();
+    const clock = new FakeClock(Date.parse("2026-12-01T00:00:00Z"));
+    const job = workflow({ run: async () => "ok" });
+    const registry = setup({ use: { job } });
+    const before = await registry.start({ database: db, clock, deployCheck: false });
+    const write = (key: string, ok: boolean) =>
+      before.audit.record(
+        {
+          surface: ok ? "mcp" : "cli",
+          client: { name: "claude", version: "2" },
+          action: "start_run",
+          run: { workflow: "job", key },
+          args: { workflow: "job", key, note: "x".repeat(3000) },
+        },
+        ok ? { ok: true } : { ok: false, code: "RUN_NOT_FOUND", message: `no job/${key}` },
+      );
+    const run = await before.getOrCreate("job", "j-1");
+    await run.result({ timeout: 10_000 });
+    await before.audit.record(
+      {
+        surface: "inspector",
+        client: {},
+        action: "cancel_run",
+        run: { workflow: "job", key: "j-1", runId: run.id },
+        args: {},
+      },
+      { ok: false, code: "RUN_FINISHED", message: "done" },
+    );
+    await write("j-2", true);
+    await write("j-3", false);
+    const listed = (await before.audit.list()).entries;
+    await before.close();
+
+    const { url } = await tempSchema();
+    const target = await targetWithOwnRun(url);
+    expect(await migrate(["--from", db, "--to", url])).toBe(0);
+    expect(stderr).toContain("0 schedules and 3 audit rows");
+    const after = closeLater(await registry.start({ database: url, clock, deployCheck: false }));
+    const moved = (await after.audit.list()).entries;
+    const copiedRun = (await target.findRun("job", "j-1"))!;
+    expect(copiedRun.id).not.toBe(run.id);
+    expect(moved.map(({ id: _, ...e }) => e)).toEqual(
+      listed.map(({ id: _, ...e }) => (e.run?.runId ? { ...e, run: { ...e.run, runId: copiedRun.id } } : e)),
+    );
+    expect(moved.map((e) => e.id)).toEqual([...moved.map((e) => e.id)].sort((a, b) => b - a));
+    expect(await after.audit.count({ runId: copiedRun.id })).toBe(1);
   });
 
   it("refuses a source that an application still runs, and explains its arguments", async () => {

@@ -21,6 +21,8 @@ export interface Fresh {
    * inserted as they are (table name to rows of column values), before any store opened it.
    */
   atVersion(version: number, rows: Record<string, Array<Record<string, unknown>>>): Promise<void>;
+  /** Runs one SQL statement on the database directly (`{t}` stands for the schema's table prefix). */
+  raw(statement: string): Promise<void>;
 }
 
 export interface Backend {
@@ -63,6 +65,14 @@ export const sqlite: Backend = {
         }
         db.close();
       },
+      async raw(statement) {
+        const db = new Database(path);
+        try {
+          db.exec(statement.replaceAll("{t}", ""));
+        } finally {
+          db.close();
+        }
+      },
     };
   },
 };
@@ -102,6 +112,9 @@ export const postgres: Backend = {
             `SELECT setval('${s}.${table}_id_seq', (SELECT coalesce(max(id), 0) + 1 FROM ${s}.${table}), false)`,
           );
         }
+      },
+      async raw(statement) {
+        await sql(statement.replaceAll("{t}", `"${schema}".`));
       },
     };
   },

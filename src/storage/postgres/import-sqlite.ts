@@ -1,5 +1,5 @@
 // Copies a SQLite database into a PostgreSQL one (what `waymark migrate` does): every run, entry, message,
-// request, rejection, published workflow and schedule, in one transaction.
+// request, rejection, published workflow, schedule and audit row, in one transaction.
 //
 // IMPORTANT: new ids come from the target's sequences in the source's order, so ids keep their relative
 // order; references to run ids follow them; JSON text is copied as is. A target that already holds a run
@@ -22,6 +22,8 @@ export interface CopyReport {
   workflows: number;
   /** Schedules (setup({ schedules })): next firing, paused, last run (its id mapped). */
   schedules: number;
+  /** Audit rows (every write recorded): new ids in the old order, run ids mapped, kept for runs pruned before. */
+  audit: number;
   /** Rows that referred to a run the source does not hold (left behind). */
   orphans: number;
 }
@@ -116,6 +118,7 @@ async function copy(
     rejections: 0,
     workflows: 0,
     schedules: 0,
+    audit: 0,
     orphans: 0,
   };
 
@@ -355,5 +358,42 @@ async function copy(
     );
     report.schedules = added.length;
   }
+  report.audit = await copyAudit(db, exec, t, allocate, runIds);
   return report;
+}
+
+/** The audit rows (append-only: INSERT is all the target allows), new ids in the old order, run ids mapped. */
+async function copyAudit(
+  db: Database.Database,
+  exec: Exec,
+  t: Tables,
+  allocate: (seq: string, n: number) => Promise<number[]>,
+  runIds: Map<number, number>,
+): Promise<number> {
+  let copied = 0;
+  for (const rows of chunks(db, "SELECT * FROM audit WHERE id > ? ORDER BY id LIMIT ?", (r) => [r.id], [0])) {
+    const ids = await allocate(t.auditSeq, rows.length);
+    const col = (name: string) => rows.map((r) => r[name]);
+    await exec(
+      `INSERT INTO ${t.audit} (id, at, surface, client, action, workflow, run_key, run_id, args, args_cut, ok,
+         error_code, error_message)
+       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
+         $8::bigint[], $9::text[], $10::boolean[], $11::boolean[], $12::text[], $13::text[])`,
+      [
+        ids,
+        ...["at", "surface", "client", "action"].map(col),
+        rows.map((r) => pgText(r.workflow)),
+        rows.map((r) => pgText(r.run_key)),
+        // A run pruned before the copy is not in the target: the row keeps its workflow and key.
+        rows.map((r) => (r.run_id == null ? null : (runIds.get(r.run_id as number) ?? null))),
+        rows.map((r) => pgText(r.args)),
+        rows.map((r) => r.args_cut === 1),
+        rows.map((r) => r.ok === 1),
+        rows.map((r) => pgText(r.error_code)),
+        rows.map((r) => pgText(r.error_message)),
+      ],
+    );
+    copied += rows.length;
+  }
+  return copied;
 }

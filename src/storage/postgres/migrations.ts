@@ -147,6 +147,33 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   CREATE INDEX runs_slots ON ${s}.runs (workflow, concurrency_key, status) WHERE concurrency_key IS NOT NULL;
   CREATE INDEX runs_slot_queue ON ${s}.runs (workflow, concurrency_key, id) WHERE queued_at IS NOT NULL;
   `,
+  // 8: the audit of every write (MCP, inspector, CLI): append-only, the trigger refuses UPDATE, DELETE, TRUNCATE.
+  (s) => `
+  CREATE TABLE ${s}.audit (
+    id BIGSERIAL PRIMARY KEY,
+    at BIGINT NOT NULL,
+    surface TEXT NOT NULL,
+    client TEXT NOT NULL,
+    action TEXT NOT NULL,
+    workflow TEXT,
+    run_key TEXT,
+    run_id BIGINT,
+    args TEXT NOT NULL,
+    args_cut BOOLEAN NOT NULL,
+    ok BOOLEAN NOT NULL,
+    error_code TEXT,
+    error_message TEXT
+  );
+  CREATE INDEX audit_run ON ${s}.audit (run_id, id) WHERE run_id IS NOT NULL;
+  CREATE INDEX audit_target ON ${s}.audit (workflow, run_key, id);
+  CREATE INDEX audit_at ON ${s}.audit (at, id);
+  CREATE FUNCTION ${s}.audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN RAISE EXCEPTION 'the audit is append-only: its rows cannot be changed or deleted'; END $$;
+  CREATE TRIGGER audit_no_change BEFORE UPDATE OR DELETE ON ${s}.audit
+    FOR EACH ROW EXECUTE FUNCTION ${s}.audit_append_only();
+  CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON ${s}.audit
+    FOR EACH STATEMENT EXECUTE FUNCTION ${s}.audit_append_only();
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

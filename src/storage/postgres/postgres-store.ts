@@ -8,7 +8,12 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { log } from "../../log.js";
+import { AUDIT_INSERT_COLUMNS, auditCount, auditSelect } from "../audit-sql.js";
 import type {
+  AuditAppend,
+  AuditFilter,
+  AuditQuery,
+  AuditRow,
   BatchResult,
   ClaimedRun,
   ConcurrencyQueue,
@@ -419,6 +424,36 @@ export class PostgresStore implements Store {
       (q) => pauseSchedule(q, this.scheduleSql, name, paused, now),
       (changed) => changed,
     );
+  }
+
+  // ---- audit (append-only: nothing here changes a row) --------------------------------------------
+
+  async appendAudit(r: AuditAppend): Promise<number> {
+    const text = `INSERT INTO ${this.t.audit} (${AUDIT_INSERT_COLUMNS})
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id`;
+    const values = [r.at, r.surface, r.client, r.action, r.workflow, r.runKey, r.runId, r.args, r.argsCut];
+    values.push(r.ok, r.errorCode, r.errorMessage);
+    // Not retried: a lost connection may have committed the row, and a second one would record the write twice.
+    return (await this.q<{ id: number }>("wm_audit_append", text, values, false)).rows[0]!.id;
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditRow[]> {
+    const { text, values } = auditSelect(this.t.audit, query, (n) => `$${n}`);
+    return this.unnamed<AuditRow>(text, values);
+  }
+
+  async countAudit(filter: AuditFilter): Promise<number> {
+    const { text, values } = auditCount(this.t.audit, filter, (n) => `$${n}`);
+    return (await this.unnamed<{ n: number }>(text, values))[0]!.n;
+  }
+
+  /** A query whose text varies with its filters (not prepared by name). */
+  private async unnamed<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<R[]> {
+    try {
+      return (await this.pool.query<R>(text, values)).rows;
+    } catch (err) {
+      throw this.describe(err);
+    }
   }
 
   // ---- changes ----------------------------------------------------------------------------------

@@ -8,11 +8,13 @@ export interface Tables {
   rejections: string;
   workflows: string;
   schedules: string;
+  audit: string;
   /** Sequence names as SQL string literals (for nextval). */
   messagesSeq: string;
   requestsSeq: string;
   rejectionsSeq: string;
   runsSeq: string;
+  auditSeq: string;
 }
 
 export function tables(schema: string): Tables {
@@ -24,10 +26,12 @@ export function tables(schema: string): Tables {
     rejections: `${schema}.rejections`,
     workflows: `${schema}.workflows`,
     schedules: `${schema}.schedules`,
+    audit: `${schema}.audit`,
     messagesSeq: `'${schema}.messages_id_seq'`,
     requestsSeq: `'${schema}.requests_id_seq'`,
     rejectionsSeq: `'${schema}.rejections_id_seq'`,
     runsSeq: `'${schema}.runs_id_seq'`,
+    auditSeq: `'${schema}.audit_id_seq'`,
   };
 }
 

@@ -144,6 +144,31 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX runs_slots ON runs (workflow, concurrency_key, status) WHERE concurrency_key IS NOT NULL;
   CREATE INDEX runs_slot_queue ON runs (workflow, concurrency_key, id) WHERE queued_at IS NOT NULL;
   `,
+  // 8: the audit of every write (MCP, inspector, CLI): append-only, the triggers refuse UPDATE and DELETE.
+  `
+  CREATE TABLE audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at INTEGER NOT NULL,
+    surface TEXT NOT NULL,
+    client TEXT NOT NULL,
+    action TEXT NOT NULL,
+    workflow TEXT,
+    run_key TEXT,
+    run_id INTEGER,
+    args TEXT NOT NULL,
+    args_cut INTEGER NOT NULL,
+    ok INTEGER NOT NULL,
+    error_code TEXT,
+    error_message TEXT
+  );
+  CREATE INDEX audit_run ON audit (run_id, id) WHERE run_id IS NOT NULL;
+  CREATE INDEX audit_target ON audit (workflow, run_key, id);
+  CREATE INDEX audit_at ON audit (at, id);
+  CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit is append-only: its rows cannot be changed'); END;
+  CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+    BEGIN SELECT RAISE(ABORT, 'the audit is append-only: its rows cannot be deleted'); END;
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -7,6 +7,10 @@ import Database from "better-sqlite3";
 import { StorageError } from "../../errors.js";
 import type { Durability } from "../durability.js";
 import type {
+  AuditAppend,
+  AuditFilter,
+  AuditQuery,
+  AuditRow,
   BatchResult,
   ClaimedRun,
   ConcurrencyQueue,
@@ -28,6 +32,7 @@ import type {
   WriteBatch,
 } from "../store.js";
 import { BatchWriter } from "./apply-batch.js";
+import { SqliteAudit } from "./audit.js";
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
@@ -83,6 +88,9 @@ const GUARDED = [
   "syncSchedules",
   "advanceSchedule",
   "setSchedulePaused",
+  "appendAudit",
+  "listAudit",
+  "countAudit",
 ] as const;
 
 /** Opens (creating if needed, unless read-only) a Waymark SQLite database and applies migrations. */
@@ -144,6 +152,7 @@ export class SqliteStore implements Store {
   private readonly commitTx: Database.Transaction<(batch: WriteBatch) => BatchResult>;
   private readonly scheduleTable: SqliteSchedules;
   private readonly slots: SqliteSlots;
+  private readonly auditTable: SqliteAudit;
   /** Runs every batch's statements inside the commit transaction; the torture test wraps its apply to kill mid-commit. */
   readonly writer: BatchWriter;
 
@@ -156,6 +165,7 @@ export class SqliteStore implements Store {
     this.writer = writer;
     this.commitTx = db.transaction((batch: WriteBatch) => writer.apply(batch));
     this.scheduleTable = new SqliteSchedules(db, (batch) => writer.apply(batch));
+    this.auditTable = new SqliteAudit(db);
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
     const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     for (const name of GUARDED) {
@@ -413,6 +423,18 @@ export class SqliteStore implements Store {
 
   async setSchedulePaused(name: string, paused: boolean, now: number): Promise<boolean> {
     return this.scheduleTable.setPaused(name, paused, now);
+  }
+
+  async appendAudit(row: AuditAppend): Promise<number> {
+    return this.auditTable.append(row);
+  }
+
+  async listAudit(query: AuditQuery): Promise<AuditRow[]> {
+    return this.auditTable.list(query);
+  }
+
+  async countAudit(filter: AuditFilter): Promise<number> {
+    return this.auditTable.count(filter);
   }
 
   async changeCounter(): Promise<number> {
