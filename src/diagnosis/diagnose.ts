@@ -6,8 +6,9 @@ import { childLink, throughChild, waitingOnChild } from "./children.js";
 import { type Finding, gatherFacts, type RunFacts } from "./facts.js";
 import { diagnoseFailed } from "./failure.js";
 import { diagnoseCancelled, diagnoseRetrying, diagnoseSleeping, diagnoseStalled, healthy } from "./live.js";
+import { siblingEvidence } from "./sibling.js";
 import { type FailureKey, listFailures, normaliseMessage, signatureOf } from "./signatures.js";
-import type { DiagnoseOptions, Diagnosis, Similar } from "./types.js";
+import type { DiagnoseOptions, Diagnosis, NextAction, Similar } from "./types.js";
 import { diagnoseWaiting } from "./waiting.js";
 
 async function classify(facts: RunFacts): Promise<Finding> {
@@ -83,14 +84,21 @@ async function diagnoseAt(
     if (!link.failed) return waitingOnChild(facts, link, inner);
   }
   const finding = await classify(facts);
+  const sibling = await siblingEvidence(facts, finding);
   const { info } = facts;
   return {
     run: { workflow: info.workflow, key: info.key, status: info.status, version: info.version },
     category: finding.category,
     culprit: finding.culprit,
     summary: finding.summary,
-    evidence: finding.evidence,
+    evidence: sibling ? [...finding.evidence, ...sibling.evidence] : finding.evidence,
     similar: finding.failure ? await similarTo(facts, finding.failure) : null,
-    nextActions: finding.nextActions,
+    nextActions: sibling ? withCompare(finding.nextActions, sibling.action) : finding.nextActions,
   };
+}
+
+/** The compare_runs call goes before the first replay (look before acting), else last. */
+function withCompare(actions: NextAction[], compare: NextAction): NextAction[] {
+  const at = actions.findIndex((a) => a.kind === "call" && a.tool === "replay_run");
+  return at < 0 ? [...actions, compare] : [...actions.slice(0, at), compare, ...actions.slice(at)];
 }

@@ -51,6 +51,8 @@ function evidenceKinds(d: Diagnosis): string {
 export function diagnosisText(d: Diagnosis): string {
   const lines = [head(d), d.summary];
   if (d.evidence.length) lines.push(`Evidence (structuredContent.evidence): ${evidenceKinds(d)}.`);
+  // What a completed run of the same version had that this one lacks: the likeliest cause, in full.
+  for (const e of d.evidence) if (e.kind === "sibling") lines.push(`Sibling: ${e.fact}`);
   const similar = similarLine(d);
   if (similar) lines.push(`Similar: ${similar}`);
   if (d.nextActions.length) {

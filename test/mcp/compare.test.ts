@@ -279,3 +279,76 @@ describe("compare_runs answer sizes", () => {
     process.stderr.write(`compare_runs answer sizes (characters): ${JSON.stringify(sizes)}\n`);
   }, 180_000);
 });
+
+describe("diagnose_run with a completed sibling", () => {
+  test("names what the completed run had that this one lacks, and offers compare_runs before the replay", async () => {
+    const { client, run } = await open();
+    await run("signup", "ok-1", { customer: ann, plan: "team" }, "completed");
+    await run("signup", "bad-1", { customer: bob, plan: "team" }, "failed");
+    const r = await call(client, "diagnose_run", { workflow: "signup", key: "bad-1" });
+    const d = r.structuredContent!;
+    expect(d.category).toBe("fatal-error");
+    const siblings = d.evidence.filter((e: { kind: string }) => e.kind === "sibling");
+    expect(siblings).toEqual([
+      {
+        kind: "sibling",
+        fact: 'The latest completed run of signup v1 (signup/ok-1) had input.customer.name = "Ann"; here it is "Bob".',
+        ref: "run signup/ok-1",
+      },
+      {
+        kind: "sibling",
+        fact: 'The latest completed run of signup v1 (signup/ok-1) had input.customer.email set ("ann@example.com"); here it is null.',
+        ref: "run signup/ok-1",
+      },
+    ]);
+    expect(text(r)).toContain(
+      'Sibling: The latest completed run of signup v1 (signup/ok-1) had input.customer.email set ("ann@example.com"); here it is null.',
+    );
+    const tools = d.nextActions.map((a: { kind: string; tool?: string }) => a.tool ?? a.kind);
+    expect(tools.indexOf("compare_runs")).toBeLessThan(tools.indexOf("replay_run"));
+    const compare = d.nextActions.find((a: { tool?: string }) => a.tool === "compare_runs");
+    expect(compare.args).toEqual({ workflow: "signup", key: "bad-1", otherKey: "ok-1" });
+    expectValidCalls(d.nextActions);
+    expect((await call(client, "compare_runs", compare.args)).structuredContent!.other.key).toBe("ok-1");
+  });
+
+  test("names a step output the completed run had, when the inputs are the same", async () => {
+    const { client, run } = await open();
+    rates.set("EUR", 1.1);
+    await run("quote", "q-1", { amount: 100, currency: "EUR" }, "completed");
+    rates.set("EUR", null);
+    await run("quote", "q-2", { amount: 100, currency: "EUR" }, "failed");
+    const d = (await call(client, "diagnose_run", { workflow: "quote", key: "q-2" })).structuredContent!;
+    expect(d.evidence.filter((e: { kind: string }) => e.kind === "sibling")).toEqual([
+      {
+        kind: "sibling",
+        fact: 'The latest completed run of quote v1 (quote/q-1) had "fetch-rate" output.rate set (1.1); here it is null.',
+        entry: 1,
+        ref: "run quote/q-1",
+      },
+    ]);
+  });
+
+  test("without a completed run of the same version there is no sibling evidence", async () => {
+    const { client, run } = await open();
+    await run("signup", "only", { customer: bob, plan: "solo" }, "failed");
+    const d = (await call(client, "diagnose_run", { workflow: "signup", key: "only" })).structuredContent!;
+    expect(d.evidence.some((e: { kind: string }) => e.kind === "sibling")).toBe(false);
+    expect(d.nextActions.some((a: { tool?: string }) => a.tool === "compare_runs")).toBe(false);
+  });
+
+  test("hostile sibling values keep the diagnosis within its budget", async () => {
+    const { client, run } = await open();
+    const long = "k".repeat(30_000);
+    const huge = { [long]: 1, name: "x".repeat(200_000), email: "y".repeat(200_000) };
+    await run("signup", "ok", { customer: huge, plan: "p".repeat(100_000) }, "completed");
+    const bad = { ...huge, [long]: 2, email: null };
+    await run("signup", "bad", { customer: bad, plan: "q".repeat(100_000) }, "failed");
+    const r = await call(client, "diagnose_run", { workflow: "signup", key: "bad" });
+    expect(r.isError).toBeFalsy();
+    expect(answerSize(r)).toBeLessThan(8000);
+    const siblings = r.structuredContent!.evidence.filter((e: { kind: string }) => e.kind === "sibling");
+    expect(siblings.length).toBeGreaterThan(0);
+    for (const e of siblings) expect(e.fact.length).toBeLessThan(800);
+  });
+});
