@@ -45,6 +45,7 @@ export { RunHandle } from "./engine/handle.js";
 export type { StateDiff } from "./engine/json.js";
 export type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./engine/listing.js";
 export type { ReplayOptions, ReplayPlan, ReplayRequest } from "./engine/replay-types.js";
+export type { PruneOptions, PruneResult, Retention } from "./engine/retention.js";
 export type { RunRef } from "./engine/run-ref.js";
 export type {
   ScheduleCatchUp,
@@ -65,7 +66,7 @@ export * from "./errors.js";
 export interface Register {}
 export { attach, type Registry, type StartOptions, setup } from "./registry.js";
 export { DEFAULT_DATABASE, openStore } from "./storage/open.js";
-export type { RunStatus, Store } from "./storage/store.js";
+export type { PrunedCount, RunStatus, Store } from "./storage/store.js";
 export {
   type ActionContext,
   Loop,

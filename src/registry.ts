@@ -5,6 +5,7 @@ import type { Clock } from "./engine/clock.js";
 import type { Definitions } from "./engine/definitions.js";
 import { Engine } from "./engine/engine.js";
 import { nameProblem } from "./engine/history.js";
+import type { Retention } from "./engine/retention.js";
 import { defineSchedules, type ScheduleDef, type SchedulesConfig } from "./engine/schedule-spec.js";
 import { checkAfterStart } from "./engine/start-check.js";
 import { assertStartAllowed } from "./start-guard.js";
@@ -37,6 +38,11 @@ export interface StartOptions {
    * warn (a "warning" event and a stderr line) about each run that would fail when it runs again. Default true.
    */
   deployCheck?: boolean;
+  /**
+   * How long finished runs of this registry's workflows are kept, per status: `{ completed: "30d", failed:
+   * "90d", cancelled: "30d" }`. A workflow's own retention wins per status. Default: keep everything.
+   */
+  retention?: Retention;
 }
 
 export interface Registry<U extends Record<string, WorkflowEntry>> {

@@ -3,6 +3,7 @@
 // shorter than its renewal lets two processes run one step at once).
 
 import { describe } from "./engine/query-input.js";
+import { parseRetention } from "./engine/retention.js";
 import { InvalidInputError } from "./errors.js";
 
 /** Shortest lease: renewed every third of it, a lease must outlast ordinary event-loop pauses. */
@@ -45,6 +46,10 @@ const CHECKS: Record<string, Check> = {
       : "takes a non-empty string of at most 200 characters without control characters",
   busyTimeoutMs: wholeNumber(0, 3_600_000),
   deployCheck: (v) => (typeof v === "boolean" ? null : "takes true (the default) or false"),
+  retention: (v) => {
+    const parsed = parseRetention(v, "retention");
+    return "problem" in parsed ? `is wrong: ${parsed.problem as string}` : null;
+  },
 };
 
 /** Refuses unknown option names and values out of range, naming the option and what it takes. */

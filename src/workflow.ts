@@ -4,6 +4,7 @@ import type { z } from "zod";
 import type { ChildAddress, ChildOptions } from "./engine/child-types.js";
 import { type ConcurrencyOptions, checkConcurrency } from "./engine/concurrency.js";
 import { textProblem } from "./engine/query-input.js";
+import { parseRetention, type Retention, type RetentionMs } from "./engine/retention.js";
 import type { Register } from "./index.js";
 
 /** Milliseconds, or a string of number+unit parts (ms, s, m, h, d, w): 500, "500ms", "10s", "1h30m". */
@@ -174,6 +175,11 @@ export interface WorkflowConfig<S, Q extends QueueSchemas, I, O, A> {
   description?: string;
   /** At most `limit` runs (per value of `key(input)`, or of the whole workflow) execute at once. */
   concurrency?: ConcurrencyOptions<I>;
+  /**
+   * How long this workflow's finished runs are kept, per status: `{ completed: "30d", failed: "90d" }`; wins
+   * over registry.start({ retention }) per status (null keeps). Default: keep everything.
+   */
+  retention?: Retention;
 }
 
 /** A workflow definition, as returned by `workflow()`. */
@@ -192,6 +198,8 @@ export interface WorkflowDefinition<
   readonly description: string | undefined;
   /** The concurrency limit, if any (see engine/concurrency.ts). */
   readonly concurrency: ConcurrencyOptions<I> | undefined;
+  /** How long finished runs are kept per status (ms, null: keep), as given to workflow({ retention }). */
+  readonly retention: RetentionMs | undefined;
   readonly run: (ctx: WorkflowContext<S, Q>, input: I) => Promise<O>;
 }
 
@@ -249,6 +257,9 @@ export function workflow<
     }
   }
   const concurrency = checkConcurrency(config.concurrency);
+  const retention =
+    config.retention === undefined ? undefined : parseRetention(config.retention, "workflow({ retention })");
+  if (retention && "problem" in retention) throw new TypeError(retention.problem as string);
   return Object.freeze({
     kind: "waymark.workflow" as const,
     version,
@@ -257,6 +268,7 @@ export function workflow<
     actions: (config.actions ?? {}) as A,
     description: config.description,
     concurrency,
+    retention: retention as RetentionMs | undefined,
     run: config.run,
   });
 }

@@ -14,6 +14,7 @@ import type { RunFamily } from "./family.js";
 import type { RunHandle } from "./handle.js";
 import type { ListRunsOptions, PublishedWorkflow, RunPage, WorkflowSummary } from "./listing.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay-types.js";
+import type { PruneOptions, PruneResult } from "./retention.js";
 import type { RunRef } from "./run-ref.js";
 import type { ScheduleControl } from "./schedule-types.js";
 import type { HistoryEntry, RunInfo } from "./views.js";
@@ -121,6 +122,12 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   cancel(run: RunRef, options?: { by?: string }): Promise<RunStatus | "requested">;
   /** Replays a run after a fix (see replay.ts), or stores the request for the process that runs it. */
   replay(run: RunRef, options?: ReplayOptions & { waitMs?: number }): Promise<ReplayPlan | ReplayRequest>;
+
+  /**
+   * Deletes finished runs older than `olderThan` with all their rows (dryRun: counts them), whatever their
+   * workflows' retention; runs of unfinished parents and with pending requests are kept. `waymark prune`.
+   */
+  prune(options: PruneOptions): Promise<PruneResult>;
 
   /** Why a run failed or is stuck, and the next actions (see diagnosis/). */
   diagnose(run: RunRef | { workflow: string; key: string }, options?: DiagnoseOptions): Promise<Diagnosis>;

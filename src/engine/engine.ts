@@ -33,9 +33,11 @@ import { RunExecution } from "./execution.js";
 import { toJson } from "./json.js";
 import { LeaseKeeper } from "./leases.js";
 import { expireDeadOwners, makeOwnerId } from "./owners.js";
+import { Pruner, pruneOlderThan } from "./pruner.js";
 import { checkRunKey } from "./query-input.js";
 import { type ReplayOptions, type ReplayPlan, type ReplayRequest, replayOrRequest } from "./replay.js";
 import { Requests } from "./requests.js";
+import type { PruneOptions, PruneResult, Retention } from "./retention.js";
 import type { RunRef } from "./run-ref.js";
 import { RunsApi } from "./runs-api.js";
 import type { ScheduleDef } from "./schedule-spec.js";
@@ -59,6 +61,8 @@ export interface EngineOptions {
    * taken over at once; any other owner's runs only once its lease expires.
    */
   ownerId?: string;
+  /** How long finished runs are kept per status, for workflows without their own setting (see retention.ts). */
+  retention?: Retention;
 }
 
 /**
@@ -81,6 +85,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   readonly schedules: Schedules;
   /** The audit of writes made through MCP, the inspector and the CLI (audit.ts). */
   readonly audit: Audit;
+  /** Deletes finished runs past their retention, a batch per scheduler pass (pruner.ts). */
+  readonly pruner: Pruner;
   readonly leases: LeaseKeeper;
   readonly changes: ChangeWatcher;
   /** ctx.child's runs and the parents waiting on them in memory (child-runs.ts). */
@@ -114,6 +120,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.scheduler = new Scheduler(this);
     this.schedules = new Schedules(this, schedules);
     this.audit = new Audit(store, this.clock);
+    this.pruner = new Pruner(this, options.retention);
     this.leases = new LeaseKeeper(this, this.leaseMs);
     this.changes = new ChangeWatcher(this);
     this.childRuns = new ChildRuns(store, defs, (w, k, i, parent) => this.createRun(w, k, i, parent));
@@ -350,6 +357,13 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   /** Failed and retrying runs grouped by signature, described by their newest runs. */
   listFailures(options?: ListFailuresOptions): Promise<FailureList> {
     return this.opened(() => listFailures(this, options));
+  }
+
+  /** Deletes (or with dryRun counts) finished runs older than `olderThan`, a batch at a time (pruner.ts). */
+  async prune(options: PruneOptions): Promise<PruneResult> {
+    const result = await this.opened(() => pruneOlderThan(this.store, this.clock.now(), options));
+    if (!result.dryRun) this.pruner.report(result.runs);
+    return result;
   }
 
   // ---- the parts ------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 // Engine events for later layers (MCP subscriptions, the inspector): run status, entries, broadcasts.
 
 import { log } from "../log.js";
-import type { EntryRow } from "../storage/store.js";
+import type { EntryRow, PrunedCount } from "../storage/store.js";
 
 export type EngineEvent =
   | { type: "run"; runId: number; workflow: string; key: string; status: string }
   | { type: "entry"; runId: number; workflow: string; key: string; row: EntryRow }
   | { type: "broadcast"; runId: number; workflow: string; key: string; event: string; data: unknown }
+  /** Finished runs deleted by retention or engine.prune (`count` in all, by workflow and status in `runs`). */
+  | { type: "pruned"; count: number; runs: PrunedCount[] }
   /** Another process changed the database (runs it owns may have moved on). */
   | { type: "external" }
   /** A write or read of the database failed; affected runs retry once it works again. */

@@ -1,6 +1,6 @@
 // The scheduler: one timer serves every run, armed at the earliest wake-up (stored, or held in memory by a
-// live run); `tick()` does one pass (releases due waits, claims due runs, notices other processes) and is
-// what tests call.
+// live run); `tick()` does one pass (releases due waits, claims due runs, fires schedules, prunes one batch of
+// expired runs, notices other processes) and is what tests call.
 //
 // IMPORTANT: passes never overlap: a tick asked for during one runs once more right after it.
 
@@ -100,6 +100,8 @@ export class Scheduler {
       await this.claimDue(now);
       const due = await e.schedules.pass(now);
       if (due < next) next = due;
+      const prune = await e.pruner.pass(now);
+      if (prune < next) next = prune;
     }
     for (const at of this.faulted.values()) if (at < next) next = at;
     const stored = e.executes ? await e.store.nextWakeAt([...e.defs.keys()]) : null;

@@ -3,7 +3,7 @@
 // Metric names are listed in the README; keep them stable (dashboards and alerts use them).
 
 import type { Registry } from "prom-client";
-import { RUN_STATUSES, type Store } from "../storage/store.js";
+import { type PrunedCount, RUN_STATUSES, type Store } from "../storage/store.js";
 import { Instruments, shared } from "./instruments.js";
 
 /** What the metrics read from the engine when scraped. */
@@ -96,6 +96,12 @@ export class EngineMetrics implements RunMetrics, WaymarkMetrics {
     help: "Runs whose lease this process took over from a dead process.",
     labels: [],
   });
+  private readonly prunedRuns = this.i.counter({
+    prom: "waymark_runs_pruned_total",
+    otel: "waymark.runs.pruned",
+    help: "Finished runs deleted by retention or engine.prune (waymark prune), by workflow and status.",
+    labels: ["workflow", "status"],
+  });
   private readonly mcpCalls = this.i.counter({
     prom: "waymark_mcp_calls_total",
     otel: "waymark.mcp.calls",
@@ -181,6 +187,11 @@ export class EngineMetrics implements RunMetrics, WaymarkMetrics {
   /** This process took over `n` runs from dead owners. */
   tookOver(n: number): void {
     this.takenOver({}, n);
+  }
+
+  /** Finished runs were deleted (retention, or engine.prune). */
+  pruned(deleted: PrunedCount[]): void {
+    for (const d of deleted) this.prunedRuns({ workflow: d.workflow, status: d.status }, d.count);
   }
 
   /** An MCP tool answered. */

@@ -283,3 +283,18 @@ export interface AuditQuery extends AuditFilter {
   beforeId?: number;
   limit: number;
 }
+
+/** Finished runs a retention rule covers: those of `workflow` with `status` that finished before `finishedBefore`. */
+export interface RetentionRule {
+  workflow: string;
+  status: "completed" | "failed" | "cancelled";
+  /** Runs that finished strictly before this time (ms) are expired. */
+  finishedBefore: number;
+}
+
+/** Runs counted (or deleted) by workflow and status. */
+export interface PrunedCount {
+  workflow: string;
+  status: "completed" | "failed" | "cancelled";
+  count: number;
+}

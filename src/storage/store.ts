@@ -25,8 +25,10 @@ import type {
   FailureGroupRow,
   LoadedRun,
   MessageRow,
+  PrunedCount,
   RejectionRow,
   RequestRow,
+  RetentionRule,
   RunCount,
   RunQuery,
   RunRow,
@@ -164,6 +166,21 @@ export interface Store {
   listAudit(query: AuditQuery): Promise<AuditRow[]>;
   /** How many audit rows match the filter. */
   countAudit(filter: AuditFilter): Promise<number>;
+  /**
+   * The runs `pruneRuns` would delete now under these rules, counted by workflow and status (a dry run).
+   * IMPORTANT: a run is never expired while its parent is unfinished (it may still read its child) or while it
+   * has a pending request (someone asked to replay or cancel it).
+   */
+  countExpired(rules: RetentionRule[]): Promise<PrunedCount[]>;
+  /**
+   * Deletes at most `limit` expired runs (oldest finished first, rule by rule) in one transaction, with every
+   * row of theirs (entries, messages, requests, refusals); their children's parent link and a schedule's
+   * last run that named them become null. Returns what it deleted. SQLite then returns free pages to the
+   * file system beyond a slack kept for reuse (incremental vacuum).
+   */
+  pruneRuns(rules: RetentionRule[], limit: number): Promise<PrunedCount[]>;
+  /** Per rule (in order), the earliest finished_at at or after its finishedBefore: its next run to expire, or null. */
+  nextToExpire(rules: RetentionRule[]): Promise<Array<number | null>>;
 
   /** A number that changes whenever another connection commits (cheap; polled). */
   changeCounter(): Promise<number>;

@@ -174,6 +174,12 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   CREATE TRIGGER audit_no_truncate BEFORE TRUNCATE ON ${s}.audit
     FOR EACH STATEMENT EXECUTE FUNCTION ${s}.audit_append_only();
   `,
+  // 9: retention: finding expired runs is a range read per workflow and status, and deleting one's requests
+  // reads an index (requests had only a partial index on the pending ones).
+  (s) => `
+  CREATE INDEX runs_finished ON ${s}.runs (workflow, status, finished_at) WHERE finished_at IS NOT NULL;
+  CREATE INDEX requests_run ON ${s}.requests (run_id, id);
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -22,8 +22,10 @@ import type {
   FailureGroupRow,
   LoadedRun,
   MessageRow,
+  PrunedCount,
   RejectionRow,
   RequestRow,
+  RetentionRule,
   RunCount,
   RunQuery,
   RunRow,
@@ -38,6 +40,7 @@ import { BatchWriter } from "./batch.js";
 import { clientConfig, migrate, type PostgresTarget, parsePostgresUrl } from "./connect.js";
 import { connectionLost, describeOpenError, describeRuntimeError } from "./errors.js";
 import { ChangeListener } from "./listener.js";
+import { countExpired, nextToExpire, pruneRuns, pruneStatements } from "./prune.js";
 import { statements } from "./queries.js";
 import { failureGroupsQuery, runsQuery } from "./run-queries.js";
 import {
@@ -91,6 +94,7 @@ export class PostgresStore implements Store {
   private readonly notifySql: string;
   private readonly scheduleSql: ReturnType<typeof scheduleStatements>;
   private readonly slots: PostgresSlots;
+  private readonly pruneSql: ReturnType<typeof pruneStatements>;
   private closed = false;
 
   constructor(
@@ -108,6 +112,7 @@ export class PostgresStore implements Store {
     this.sql = statements(t);
     this.slots = new PostgresSlots(t);
     this.scheduleSql = scheduleStatements(t);
+    this.pruneSql = pruneStatements(t);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------------
@@ -454,6 +459,23 @@ export class PostgresStore implements Store {
     } catch (err) {
       throw this.describe(err);
     }
+  }
+
+  // ---- retention (see prune.ts) ---------------------------------------------------------------
+
+  async countExpired(rules: RetentionRule[]): Promise<PrunedCount[]> {
+    return countExpired((n, text, v) => this.q(n, text, v), this.pruneSql, rules);
+  }
+
+  async pruneRuns(rules: RetentionRule[], limit: number): Promise<PrunedCount[]> {
+    return this.transaction(
+      (q) => pruneRuns(q, this.pruneSql, rules, limit),
+      (deleted) => deleted.length > 0,
+    );
+  }
+
+  async nextToExpire(rules: RetentionRule[]): Promise<Array<number | null>> {
+    return nextToExpire((n, text, v) => this.q(n, text, v), this.pruneSql, rules);
   }
 
   // ---- changes ----------------------------------------------------------------------------------

@@ -169,6 +169,13 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
     BEGIN SELECT RAISE(ABORT, 'the audit is append-only: its rows cannot be deleted'); END;
   `,
+  // 9: retention: finding expired runs is a range read per workflow and status, and deleting one's rows reads
+  // an index per table (messages and requests had only partial indexes on their pending rows).
+  `
+  CREATE INDEX runs_finished ON runs (workflow, status, finished_at) WHERE finished_at IS NOT NULL;
+  CREATE INDEX messages_run ON messages (run_id, id);
+  CREATE INDEX requests_run ON requests (run_id, id);
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

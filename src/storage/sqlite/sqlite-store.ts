@@ -19,8 +19,10 @@ import type {
   FailureGroupRow,
   LoadedRun,
   MessageRow,
+  PrunedCount,
   RejectionRow,
   RequestRow,
+  RetentionRule,
   RunCount,
   RunQuery,
   RunRow,
@@ -36,10 +38,12 @@ import { SqliteAudit } from "./audit.js";
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
+import { SqlitePruner } from "./prune.js";
 import { failureGroupsQuery, runsQuery } from "./run-queries.js";
 import { SqliteSchedules } from "./schedules.js";
 import { type DueRun, needsSlot, SqliteSlots } from "./slots.js";
 import { entryFromArray, numbered, prepareStatements, type Statements } from "./statements.js";
+import { convertToIncrementalVacuum } from "./vacuum.js";
 
 export interface SqliteOptions {
   durability?: Durability;
@@ -91,6 +95,9 @@ const GUARDED = [
   "appendAudit",
   "listAudit",
   "countAudit",
+  "countExpired",
+  "pruneRuns",
+  "nextToExpire",
 ] as const;
 
 /** Opens (creating if needed, unless read-only) a Waymark SQLite database and applies migrations. */
@@ -111,9 +118,12 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
   } catch (err) {
     throw describeOpenError(path, err);
   }
+  const writable = path !== ":memory:" && !options.readonly;
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    if (path !== ":memory:" && !options.readonly) setWal(db);
+    // Before the first table exists (a new file), so pruned runs' pages can go back to the file system.
+    if (writable) db.pragma("auto_vacuum = INCREMENTAL");
+    if (writable) setWal(db);
     db.pragma(`synchronous = ${options.durability === "full" ? "FULL" : "NORMAL"}`);
     db.pragma("temp_store = MEMORY");
     db.pragma("cache_size = -8000");
@@ -122,6 +132,7 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
     db.close();
     throw describeOpenError(path, err);
   }
+  if (writable) convertToIncrementalVacuum(db, path);
   const store = new SqliteStore(db, path);
   if (options.backgroundCheckpoints && path !== ":memory:" && !options.readonly) {
     db.pragma("wal_autocheckpoint = 0");
@@ -153,6 +164,7 @@ export class SqliteStore implements Store {
   private readonly scheduleTable: SqliteSchedules;
   private readonly slots: SqliteSlots;
   private readonly auditTable: SqliteAudit;
+  private readonly pruner: SqlitePruner;
   /** Runs every batch's statements inside the commit transaction; the torture test wraps its apply to kill mid-commit. */
   readonly writer: BatchWriter;
 
@@ -166,6 +178,7 @@ export class SqliteStore implements Store {
     this.commitTx = db.transaction((batch: WriteBatch) => writer.apply(batch));
     this.scheduleTable = new SqliteSchedules(db, (batch) => writer.apply(batch));
     this.auditTable = new SqliteAudit(db);
+    this.pruner = new SqlitePruner(db);
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
     const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     for (const name of GUARDED) {
@@ -435,6 +448,18 @@ export class SqliteStore implements Store {
 
   async countAudit(filter: AuditFilter): Promise<number> {
     return this.auditTable.count(filter);
+  }
+
+  async countExpired(rules: RetentionRule[]): Promise<PrunedCount[]> {
+    return this.pruner.countExpired(rules);
+  }
+
+  async pruneRuns(rules: RetentionRule[], limit: number): Promise<PrunedCount[]> {
+    return this.pruner.prune(rules, limit);
+  }
+
+  async nextToExpire(rules: RetentionRule[]): Promise<Array<number | null>> {
+    return this.pruner.nextToExpire(rules);
   }
 
   async changeCounter(): Promise<number> {

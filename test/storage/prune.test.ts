@@ -1,0 +1,154 @@
+// Store conformance, retention: countExpired and pruneRuns delete exactly the runs their rules cover (finished
+// before the cutoff, of that workflow and status) with every row of theirs, keep a child of an unfinished parent
+// and a run with a pending request, leave no link dangling, and stop at the limit, oldest first.
+// SQLite and PostgreSQL alike.
+
+import { describe, expect, it } from "vitest";
+import type { RetentionRule, RunRow, RunStatus, Store } from "../../src/storage/store.js";
+import { BACKENDS, batch } from "./backends.js";
+import { createRun, entry, send, T0 } from "./fixtures.js";
+
+const CUTOFF = T0 + 500;
+const rules = (workflow = "wf"): RetentionRule[] => [
+  { workflow, status: "completed", finishedBefore: CUTOFF },
+  { workflow, status: "failed", finishedBefore: CUTOFF },
+];
+
+/** Ends a run with `status` at `at`, as the engine does. */
+async function finish(store: Store, run: RunRow, status: RunStatus, at: number): Promise<void> {
+  await store.commit(
+    batch(at, { runs: [{ id: run.id, status, finishedAt: at, updatedAt: at, owner: null, wakeAt: null }] }),
+  );
+}
+
+describe.each(BACKENDS)("$name store: retention", (backend) => {
+  it("deletes exactly the expired runs with their entries, messages, requests and refusals", async () => {
+    const store = await (await backend.fresh()).open();
+    const old = await createRun(store, "old");
+    await store.commit(
+      batch(T0 + 1, {
+        entries: [entry(old.id, 1), entry(old.id, 2)],
+        requests: [{ runId: old.id, kind: "cancel", args: "{}" }],
+        rejections: [{ runId: old.id, queue: "q", body: "{}", error: "bad", at: T0 + 1 }],
+      }),
+    );
+    const [requestId] = (await store.pendingRequests([old.id], 10)).map((r) => r.id);
+    await store.commit(batch(T0 + 2, { requestsDone: [{ id: requestId!, result: '{"ok":true}' }] }));
+    const consumed = await send(store, old.id, "q", { n: 1 });
+    await store.commit(batch(T0 + 3, { consume: [{ messageId: consumed.id, runId: old.id, bySeq: 2 }] }));
+    await send(store, old.id, "q", { n: 2 });
+    await finish(store, old, "completed", T0 + 10);
+
+    const failed = await createRun(store, "failed");
+    await finish(store, failed, "failed", T0 + 20);
+    const cancelled = await createRun(store, "cancelled");
+    await finish(store, cancelled, "cancelled", T0 + 30); // no rule for cancelled: kept
+    const recent = await createRun(store, "recent");
+    await finish(store, recent, "completed", CUTOFF); // finished at the cutoff, not before: kept
+    const live = await createRun(store, "live"); // unfinished: kept
+    const other = await createRun(store, "other", { workflow: "other" });
+    await finish(store, other, "completed", T0 + 10); // another workflow's rule: kept
+    const keep = await createRun(store, "keep");
+    await store.commit(batch(T0 + 40, { entries: [entry(keep.id, 1)] }));
+
+    expect(await store.countExpired(rules())).toEqual([
+      { workflow: "wf", status: "completed", count: 1 },
+      { workflow: "wf", status: "failed", count: 1 },
+    ]);
+    const deleted = await store.pruneRuns(rules(), 100);
+    expect(deleted).toEqual([
+      { workflow: "wf", status: "completed", count: 1 },
+      { workflow: "wf", status: "failed", count: 1 },
+    ]);
+    expect(await store.getRun(old.id)).toBeUndefined();
+    expect(await store.getRun(failed.id)).toBeUndefined();
+    expect(await store.allEntries(old.id)).toEqual([]);
+    expect(await store.listMessages(old.id, { includeConsumed: true, limit: 10 })).toEqual([]);
+    expect(await store.getMessage(consumed.id)).toBeUndefined();
+    expect(await store.getRequest(requestId!)).toBeUndefined();
+    expect(await store.listRejections(old.id, 10)).toEqual([]);
+    const left = (await store.getRuns([cancelled.id, recent.id, live.id, other.id, keep.id])).map(
+      (r) => r.key,
+    );
+    expect(left.sort()).toEqual(["cancelled", "keep", "live", "other", "recent"]);
+    expect(await store.allEntries(keep.id)).toHaveLength(1);
+    expect(await store.countExpired(rules())).toEqual([]);
+    expect(await store.pruneRuns(rules(), 100)).toEqual([]);
+  });
+
+  it("keeps a child of an unfinished parent and a run with a pending request; unlinks a pruned parent's children", async () => {
+    const store = await (await backend.fresh()).open();
+    const parent = await createRun(store, "parent"); // still running
+    const child = await createRun(store, "child", { parentRunId: parent.id });
+    await finish(store, child, "completed", T0 + 10);
+    const asked = await createRun(store, "asked");
+    await finish(store, asked, "failed", T0 + 10);
+    await store.commit(batch(T0 + 11, { requests: [{ runId: asked.id, kind: "replay", args: "{}" }] }));
+    const done = await createRun(store, "done-parent");
+    const detached = await createRun(store, "detached", { parentRunId: done.id }); // unfinished child
+    const doneChild = await createRun(store, "done-child", { parentRunId: done.id });
+    await finish(store, doneChild, "completed", T0 + 15);
+    await finish(store, done, "completed", T0 + 20);
+
+    expect(await store.countExpired(rules())).toEqual([{ workflow: "wf", status: "completed", count: 2 }]);
+    expect(await store.pruneRuns(rules(), 100)).toEqual([{ workflow: "wf", status: "completed", count: 2 }]);
+    expect(await store.getRun(child.id)).toMatchObject({ parentRunId: parent.id });
+    expect(await store.getRun(asked.id)).toMatchObject({ status: "failed" });
+    expect(await store.getRun(done.id)).toBeUndefined();
+    expect(await store.getRun(doneChild.id)).toBeUndefined();
+    expect(await store.getRun(detached.id)).toMatchObject({ parentRunId: null });
+
+    // Once the parent ends, its child is expired like any other.
+    await finish(store, parent, "completed", CUTOFF + 1);
+    expect(await store.pruneRuns(rules(), 100)).toEqual([{ workflow: "wf", status: "completed", count: 1 }]);
+    expect(await store.getRun(child.id)).toBeUndefined();
+  });
+
+  it("clears a schedule's last run when it is pruned", async () => {
+    const store = await (await backend.fresh()).open();
+    await store.syncSchedules([{ name: "hourly", workflow: "wf", spec: '{"every":"1h"}', nextDue: T0 }], T0);
+    const creates = [
+      { workflow: "wf", key: "hourly@1", version: 1, input: null, initialState: "{}", now: T0 },
+    ].map((c) => ({ ...c, owner: null, leaseUntil: null }));
+    const fired = await store.advanceSchedule(
+      { name: "hourly", expected: T0, next: T0 + 3_600_000, fired: { due: T0, outcome: "started" }, now: T0 },
+      batch(T0, { creates }),
+    );
+    const run = fired!.created[0]!.run;
+    expect((await store.schedules())[0]!.lastRunId).toBe(run.id);
+    await finish(store, run, "completed", T0 + 10);
+    await store.pruneRuns(rules(), 100);
+    expect((await store.schedules())[0]).toMatchObject({ lastRunId: null, lastOutcome: "started" });
+  });
+
+  it("deletes at most `limit` runs per call, the longest finished first", async () => {
+    const store = await (await backend.fresh()).open();
+    for (let i = 0; i < 5; i++) {
+      const run = await createRun(store, `r${i}`);
+      await finish(store, run, "completed", T0 + 100 - i); // r4 finished first
+    }
+    expect(await store.pruneRuns(rules(), 2)).toEqual([{ workflow: "wf", status: "completed", count: 2 }]);
+    const left = await store.listRuns({ limit: 10 });
+    expect(left.map((r) => r.key).sort()).toEqual(["r0", "r1", "r2"]);
+    expect(await store.pruneRuns(rules(), 2)).toEqual([{ workflow: "wf", status: "completed", count: 2 }]);
+    expect(await store.pruneRuns(rules(), 2)).toEqual([{ workflow: "wf", status: "completed", count: 1 }]);
+    expect(await store.listRuns({ limit: 10 })).toEqual([]);
+  });
+
+  it("names, per rule, the earliest finish at or after its cutoff: the next run to expire", async () => {
+    const store = await (await backend.fresh()).open();
+    for (const [key, at] of [
+      ["a", CUTOFF - 1],
+      ["b", CUTOFF],
+      ["c", CUTOFF + 7],
+    ] as const) {
+      await finish(store, await createRun(store, key), "completed", at);
+    }
+    await createRun(store, "live");
+    expect(await store.nextToExpire(rules())).toEqual([CUTOFF, null]);
+    expect(
+      await store.nextToExpire([{ workflow: "wf", status: "completed", finishedBefore: CUTOFF + 1 }]),
+    ).toEqual([CUTOFF + 7]);
+    expect(await store.nextToExpire(rules("nothing"))).toEqual([null, null]);
+  });
+});
