@@ -15,6 +15,8 @@ const VERBS: Record<string, string> = {
   migrate:
     "Copy a SQLite database into PostgreSQL: waymark migrate --from app.db --to postgres://user@host/db.",
   mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--create] [--registry module].",
+  prune:
+    "Delete finished runs older than an age, or count them: waymark prune --older-than 30d [--status failed] [--dry-run] [--db file].",
   schedules:
     "List the schedules (next due, last run), or pause or resume one: waymark schedules [list | pause <name> | resume <name>] [--db file].",
 };

@@ -3,8 +3,17 @@
 // and a run with a pending request, leave no link dangling, and stop at the limit, oldest first.
 // SQLite and PostgreSQL alike.
 
+import Database from "better-sqlite3";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
+import { pruneStatements } from "../../src/storage/postgres/prune.js";
+import { tables } from "../../src/storage/postgres/sql.js";
+import { EXPIRED_SQL } from "../../src/storage/sqlite/prune.js";
+import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RetentionRule, RunRow, RunStatus, Store } from "../../src/storage/store.js";
+import { onCleanup, tempDb } from "../helpers.js";
+import { PG_URL, tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
 import { createRun, entry, send, T0 } from "./fixtures.js";
 
@@ -150,5 +159,72 @@ describe.each(BACKENDS)("$name store: retention", (backend) => {
       await store.nextToExpire([{ workflow: "wf", status: "completed", finishedBefore: CUTOFF + 1 }]),
     ).toEqual([CUTOFF + 7]);
     expect(await store.nextToExpire(rules("nothing"))).toEqual([null, null]);
+  });
+});
+
+/** 3,000 runs of two workflows, most finished after the cutoff or not finished, so a plan that scans would show. */
+async function fill(store: Store): Promise<void> {
+  const creates = Array.from({ length: 3000 }, (_, i) => ({
+    workflow: i % 3 ? "wf" : "other",
+    key: `k-${i}`,
+    version: 1,
+    input: null,
+    initialState: "{}",
+    now: T0 + i,
+    owner: null,
+    leaseUntil: null,
+  }));
+  const res = await store.commit(batch(T0, { creates }));
+  const runs = res.created.map((c, i) =>
+    i % 4 === 0
+      ? { id: c.run.id, status: "running" as const }
+      : { id: c.run.id, status: "completed" as const, finishedAt: i % 50 === 1 ? T0 + i : CUTOFF + i },
+  );
+  await store.commit(batch(T0 + 20_000, { runs }));
+}
+
+describe("finding expired runs is a range read of runs_finished", () => {
+  it("SQLite searches runs_finished by workflow, status and finish time", async () => {
+    const path = tempDb();
+    const store = openSqliteStore(path);
+    onCleanup(() => store.close());
+    await fill(store);
+    const db = new Database(path);
+    onCleanup(() => {
+      db.close();
+    });
+    const plan = () =>
+      (
+        db.prepare(`EXPLAIN QUERY PLAN ${EXPIRED_SQL}`).all("wf", "completed", CUTOFF, 100) as Array<{
+          detail: string;
+        }>
+      )
+        .map((r) => r.detail)
+        .join("\n");
+    for (const analyse of [false, true]) {
+      if (analyse) db.exec("ANALYZE");
+      expect(plan()).toMatch(
+        /SEARCH r USING INDEX runs_finished \(workflow=\? AND status=\? AND finished_at<\?\)/,
+      );
+      expect(plan()).not.toMatch(/SCAN|TEMP B-TREE/);
+    }
+  });
+
+  it("PostgreSQL scans runs_finished, no sequential scan of runs", async () => {
+    const { schema, url } = await tempSchema();
+    const store = await openPostgresStore(url);
+    onCleanup(() => store.close());
+    await fill(store);
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    onCleanup(() => client.end());
+    await client.query(`ANALYZE "${schema}".runs`);
+    const text = pruneStatements(tables(`"${schema}"`)).select;
+    const plan = (await client.query(`EXPLAIN ${text}`, ["wf", "completed", CUTOFF, 100])).rows
+      .map((r: Record<string, string>) => Object.values(r)[0])
+      .join("\n");
+    // A plain or bitmap index scan: either reads only the range of expired entries.
+    expect(plan).toMatch(/(Index Scan using|Bitmap Index Scan on) runs_finished/);
+    expect(plan).not.toMatch(/Seq Scan on runs/);
   });
 });

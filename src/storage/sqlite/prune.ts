@@ -12,6 +12,8 @@ const KEEP_OUT = `NOT EXISTS (SELECT 1 FROM runs p WHERE p.id = r.parent_run_id
       AND p.status NOT IN ('completed', 'failed', 'cancelled'))
     AND NOT EXISTS (SELECT 1 FROM requests q WHERE q.run_id = r.id AND q.done_at IS NULL)`;
 const RULE = "r.workflow = ? AND r.status = ? AND r.finished_at < ?";
+/** The expired runs of one rule, longest finished first (a range read of runs_finished). */
+export const EXPIRED_SQL = `SELECT id FROM runs r WHERE ${RULE} AND ${KEEP_OUT} ORDER BY r.finished_at, r.id LIMIT ?`;
 
 /** The prune statements of one SQLite database. */
 export class SqlitePruner {
