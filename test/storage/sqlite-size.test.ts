@@ -1,0 +1,87 @@
+// The SQLite file under churn: runs created, completed and pruned by retention for 50 rounds keep the file as
+// large as after round 5 (pages of pruned runs are reused), and pruning a large backlog hands the space back to
+// the file system (auto_vacuum = INCREMENTAL, incremental_vacuum after each batch). Sizes are read after a
+// checkpoint, so the WAL's pages are in the file.
+
+import Database from "better-sqlite3";
+import { expect, it } from "vitest";
+import { waitForStatus } from "../../fixtures/wait.js";
+import { internals } from "../../src/engine/engine.js";
+import { PRUNE_BATCH } from "../../src/engine/pruner.js";
+import { FakeClock, setup, type WaymarkEngine, workflow } from "../../src/index.js";
+import type { SqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
+import { closeLater, tempDb, until } from "../helpers.js";
+
+const HOUR = 3_600_000;
+
+const churn = workflow({
+  retention: { completed: "1h" },
+  run: async (ctx, input: { size: number }) => {
+    await ctx.step("payload", () => "x".repeat(input.size));
+  },
+});
+
+/**
+ * The file's size with the whole WAL checkpointed into it (which is also when a shrink reaches the file). The
+ * engine's checkpointer thread may be checkpointing at that moment (busy): try again until one completes.
+ */
+async function size(engine: WaymarkEngine<any>): Promise<number> {
+  const store = internals(engine).store as SqliteStore;
+  await until(() => {
+    const [r] = store.db.pragma("wal_checkpoint(TRUNCATE)") as Array<{ busy: number }>;
+    return r!.busy === 0;
+  }, "a complete checkpoint");
+  return store.fileSize();
+}
+
+async function completeRuns(engine: WaymarkEngine<any>, prefix: string, n: number, payload: number) {
+  const handles = [];
+  for (let i = 0; i < n; i++)
+    handles.push(await engine.getOrCreate("churn", `${prefix}-${i}`, { size: payload }));
+  for (const h of handles) await waitForStatus(engine, h, ["completed"]);
+}
+
+it("50 rounds of create, complete, prune keep the file as large as after round 5", {
+  timeout: 300_000,
+}, async () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const db = tempDb();
+  const engine = closeLater(await setup({ use: { churn } }).start({ database: db, clock }));
+  const sizes: number[] = [];
+  for (let round = 1; round <= 50; round++) {
+    await completeRuns(engine, `r${round}`, PRUNE_BATCH, 4000);
+    clock.advance(HOUR + 1);
+    await engine.tick();
+    expect((await engine.listRuns({ limit: 1 })).runs, `round ${round}`).toEqual([]);
+    sizes.push(await size(engine));
+  }
+  // Each round writes about 0.5 MB; without pruning the file would be about ten times as large by round 50.
+  expect(sizes[49]!).toBeLessThanOrEqual(sizes[4]! * 1.2);
+});
+
+it("pruning a backlog gives the space back to the file system; a file made without auto_vacuum is converted once", {
+  timeout: 300_000,
+}, async () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const db = tempDb();
+  let engine = closeLater(await setup({ use: { churn } }).start({ database: db, clock, maxActiveRuns: 0 }));
+  expect((internals(engine).store as SqliteStore).db.pragma("auto_vacuum", { simple: true })).toBe(2);
+  await engine.close();
+  // As an older Waymark left it: auto_vacuum off (VACUUM with it off rewrites the file without it).
+  const raw = new Database(db);
+  raw.pragma("auto_vacuum = NONE");
+  raw.exec("VACUUM");
+  expect(raw.pragma("auto_vacuum", { simple: true })).toBe(0);
+  raw.close();
+
+  engine = closeLater(await setup({ use: { churn } }).start({ database: db, clock }));
+  expect((internals(engine).store as SqliteStore).db.pragma("auto_vacuum", { simple: true })).toBe(2);
+  await completeRuns(engine, "backlog", 1000, 8000);
+  const full = await size(engine);
+  expect(full).toBeGreaterThan(7_000_000);
+  clock.advance(1);
+  const pruned = await engine.prune({ olderThan: 0 });
+  expect(pruned.total).toBe(1000);
+  // What is left: the schema and the slack of free pages kept for reuse (a tenth of the file, at least 1 MiB).
+  expect(await size(engine)).toBeLessThan(full / 4);
+});
