@@ -14,6 +14,7 @@ const SCENARIOS: Record<string, () => Promise<{ scenario: ScenarioModule }>> = {
   e: () => import("./scenarios/e-waiting.js"),
   f: () => import("./scenarios/f-mcp.js"),
   pg: () => import("./scenarios/pg.js"),
+  g: () => import("./scenarios/g-prune.js"),
 };
 
 async function main(): Promise<void> {
