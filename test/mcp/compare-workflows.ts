@@ -26,12 +26,12 @@ export const rates = new Map<string, number | null>();
 
 /** A quote in another currency: the rate step's output (not the input) decides whether conversion works. */
 export const quote = workflow({
-  state: { total: 0 },
+  state: { total: 0, rate: null as number | null },
   run: async (ctx, input: { amount: number; currency: string }) => {
-    const rate = await ctx.step("fetch-rate", () => ({
-      currency: input.currency,
-      rate: rates.get(input.currency) ?? null,
-    }));
+    const rate = await ctx.step("fetch-rate", (s) => {
+      s.state.rate = rates.get(input.currency) ?? null;
+      return { currency: input.currency, rate: s.state.rate };
+    });
     return ctx.step(
       "convert",
       (s) => {

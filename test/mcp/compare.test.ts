@@ -91,12 +91,20 @@ describe("compare_runs", () => {
         more: false,
       },
     ]);
-    expect(c.firstDifference).toMatchObject({ path: "convert", reason: "status" });
+    // The state where both reached "convert": the rate the step stored.
+    expect(c.firstDifference).toMatchObject({
+      path: "convert",
+      reason: "status",
+      state: { changes: [{ pointer: "/rate", run: null, other: 1.1 }], total: 1 },
+    });
     const t = text(r);
     expect(t.split("\n")[0]).toContain('output of 1 shared step(s) ("fetch-rate")');
     expect(t).toContain('- "fetch-rate" (#');
     expect(t).toContain("/rate: null here, 1.1 there");
     expect(t).toContain("Input: the same.");
+    expect(t).toContain(
+      "State there (before the entry, or the side's last state): /rate: null here, 1.1 there.",
+    );
   });
 
   test("a difference in the code version: no same-version run by default, then named first when given", async () => {
