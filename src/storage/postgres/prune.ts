@@ -10,15 +10,18 @@ import type { Query } from "./transaction.js";
 
 /** The prune statements of one schema. */
 export function pruneStatements(t: Tables) {
+  // The parent's status as a lookup per candidate by primary key: written as NOT EXISTS, the planner hashes
+  // every unfinished run of the table for each batch. (A parent that is gone counts as finished.)
   const where = `r.workflow = $1 AND r.status = $2 AND r.finished_at < $3
-    AND NOT EXISTS (SELECT 1 FROM ${t.runs} p WHERE p.id = r.parent_run_id
-      AND p.status NOT IN ('completed', 'failed', 'cancelled'))
+    AND (r.parent_run_id IS NULL OR coalesce((SELECT p.status FROM ${t.runs} p WHERE p.id = r.parent_run_id),
+      'completed') IN ('completed', 'failed', 'cancelled'))
     AND NOT EXISTS (SELECT 1 FROM ${t.requests} q WHERE q.run_id = r.id AND q.done_at IS NULL)`;
   const ids = "ANY($1::bigint[])";
   return {
     count: `SELECT count(*)::int AS n FROM ${t.runs} r WHERE ${where}`,
     next: `SELECT min(finished_at) AS at FROM ${t.runs} WHERE workflow = $1 AND status = $2 AND finished_at >= $3`,
-    select: `SELECT r.id FROM ${t.runs} r WHERE ${where} ORDER BY r.finished_at, r.id LIMIT $4
+    // Ordered by the index alone (an id tie-break would sort every expired run for each batch).
+    select: `SELECT r.id FROM ${t.runs} r WHERE ${where} ORDER BY r.finished_at LIMIT $4
       FOR UPDATE OF r SKIP LOCKED`,
     deletes: [
       `DELETE FROM ${t.entries} WHERE run_id = ${ids}`,
