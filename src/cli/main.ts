@@ -6,6 +6,8 @@ import { log } from "../log.js";
 import { takeLogFormat } from "./log-format.js";
 
 const VERBS: Record<string, string> = {
+  "apps-host":
+    "Try the MCP Apps views by hand: a test host page on 127.0.0.1 for a Waymark MCP server: waymark apps-host --url http://127.0.0.1:4000/mcp [--port n].",
   check:
     "Before a deploy: replay unfinished runs against the new code, list those that would fail: waymark check --registry module [--db file].",
   demo: "Run the sample workflows against a local fake API and serve them (npm start).",

@@ -244,7 +244,8 @@ export class InspectorApi {
     return meta?.queues ?? {};
   }
 
-  private async run(workflow: string, key: string): Promise<RunAnswer> {
+  /** GET /api/runs/:workflow/:key; also the MCP Apps run view's data (with smaller values). */
+  async run(workflow: string, key: string, valueMax = RUN_VALUE_MAX): Promise<RunAnswer> {
     const info = await this.engine.info(await this.runId(workflow, key));
     const schemas = await this.queueSchemas(info.workflow, info.version);
     const now = this.engine.clock.now();
@@ -264,9 +265,9 @@ export class InspectorApi {
       run: {
         ...runRow(info),
         error: info.error,
-        input: clip(info.input, RUN_VALUE_MAX),
-        state: clip(info.state, RUN_VALUE_MAX),
-        output: clip(info.output, RUN_VALUE_MAX),
+        input: clip(info.input, valueMax),
+        state: clip(info.state, valueMax),
+        output: clip(info.output, valueMax),
         wakeAt: info.wakeAt,
         executing: info.owner !== null && (info.leaseUntil ?? 0) > now,
       },
@@ -284,7 +285,8 @@ export class InspectorApi {
     };
   }
 
-  private async history(workflow: string, key: string): Promise<HistoryAnswer> {
+  /** GET /api/runs/:workflow/:key/history. */
+  async history(workflow: string, key: string): Promise<HistoryAnswer> {
     const id = await this.runId(workflow, key);
     const entries = await this.engine.history(id, { limit: HISTORY_MAX });
     const last = entries.at(-1);
@@ -299,19 +301,20 @@ export class InspectorApi {
     };
   }
 
-  private async entry(workflow: string, key: string, ref: string): Promise<EntryAnswer> {
+  /** GET /api/runs/:workflow/:key/entries/:id; also the MCP Apps run view's chosen entry. */
+  async entry(workflow: string, key: string, ref: string, valueMax = ENTRY_VALUE_MAX): Promise<EntryAnswer> {
     const id = await this.runId(workflow, key);
     if (!/^\d+$/.test(ref)) throw new ApiError(400, "INVALID_INPUT", `Entry ids are numbers; got "${ref}".`);
     const e = await this.engine.entry(id, Number(ref));
     return {
       entry: {
         ...e,
-        input: clip(e.input, ENTRY_VALUE_MAX),
-        output: clip(e.output, ENTRY_VALUE_MAX),
-        stateBefore: clip(e.stateBefore, ENTRY_VALUE_MAX),
-        stateAfter: clip(e.stateAfter, ENTRY_VALUE_MAX),
-        stateChange: clip(e.stateChange, ENTRY_VALUE_MAX),
-        detail: clip(e.detail, ENTRY_VALUE_MAX),
+        input: clip(e.input, valueMax),
+        output: clip(e.output, valueMax),
+        stateBefore: clip(e.stateBefore, valueMax),
+        stateAfter: clip(e.stateAfter, valueMax),
+        stateChange: clip(e.stateChange, valueMax),
+        detail: clip(e.detail, valueMax),
       },
     };
   }

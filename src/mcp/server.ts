@@ -1,10 +1,12 @@
 // createMcpServer(engine, options): one MCP server (one session) over an engine, with no transport in it.
 // Transports (stdio.ts, http.ts) only connect what this returns; every session shares the engine.
 
+import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { WaymarkEngine } from "../engine/api.js";
+import { offerViews } from "./apps/register.js";
 import { AuditTap } from "./audit-tap.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";
@@ -29,28 +31,30 @@ Runs are addressed by workflow name + key. Typical paths:
 - Who waits for a decision? list_runs {status:["waiting"]} → get_run (shows the queue's message schema) → tell the user what is asked; answering needs a writable server.
 Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
 
+/** Registers one tool; a tool with a view is registered through the MCP Apps helper, which adds its _meta.ui. */
 function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
-  mcp.registerTool(
-    tool.name,
-    {
-      title: tool.title,
-      description: tool.description,
-      inputSchema: tool.input,
-      outputSchema: tool.output,
-      annotations: tool.annotations,
-    },
-    (async (args: Record<string, unknown>, extra: Parameters<ToolDef["handler"]>[2]) => {
-      const started = performance.now();
-      let result: CallToolResult;
-      try {
-        result = await tool.handler(args as never, ctx, extra);
-      } catch (err) {
-        result = errorResult(err);
-      }
-      ctx.engine.metrics.mcpCall(tool.name, !result.isError, (performance.now() - started) / 1000);
-      return result;
-    }) as never,
-  );
+  const config = {
+    title: tool.title,
+    description: tool.description,
+    inputSchema: tool.input,
+    outputSchema: tool.output,
+    annotations: tool.annotations,
+  };
+  const register = (cb: never) =>
+    tool.view
+      ? registerAppTool(mcp, tool.name, { ...config, _meta: { ui: tool.view } }, cb)
+      : mcp.registerTool(tool.name, config, cb);
+  register((async (args: Record<string, unknown>, extra: Parameters<ToolDef["handler"]>[2]) => {
+    const started = performance.now();
+    let result: CallToolResult;
+    try {
+      result = await tool.handler(args as never, ctx, extra);
+    } catch (err) {
+      result = errorResult(err);
+    }
+    ctx.engine.metrics.mcpCall(tool.name, !result.isError, (performance.now() - started) / 1000);
+    return result;
+  }) as never);
 }
 
 /**
@@ -95,5 +99,6 @@ export function createMcpServer(engine: WaymarkEngine, options: McpServerOptions
   registerResources(mcp, ctx);
   registerPrompts(mcp, ctx);
   registerSubscriptions(mcp, ctx, options.maxSubscriptions);
+  offerViews(mcp, (tool) => registerTool(mcp, ctx, tool));
   return mcp;
 }

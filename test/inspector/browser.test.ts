@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { Engine } from "../../src/engine/engine.js";
 import { attach, setup, workflow } from "../../src/index.js";
 import { launchPersistentBrowser } from "../browser.js";
-import { Closer, ROOT } from "../mcp/helpers.js";
+import { Closer, ROOT, removeDemoWorkspace } from "../mcp/helpers.js";
 import { serveInspector } from "./helpers.js";
 
 const ARTIFACTS = path.join(ROOT, "test-artifacts", "inspector");
@@ -89,18 +89,7 @@ afterAll(async () => {
     demo.kill("SIGTERM");
     await demoExited;
   }
-  // The demo's agent loop works in a temp directory of its own; its path is the run's input.
-  const db = path.join(temp, "demo.db");
-  if (fs.existsSync(db)) {
-    const engine = await attach({ database: db });
-    try {
-      const agent = await engine.get("agentLoop", "greet");
-      const workspace = ((await agent.info()).input as { workspace?: string } | null)?.workspace;
-      if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
-    } finally {
-      await engine.close();
-    }
-  }
+  await removeDemoWorkspace(path.join(temp, "demo.db"));
   fs.rmSync(temp, { recursive: true, force: true });
 }, 60_000);
 

@@ -126,3 +126,16 @@ export function expectValidCalls(
     expect(z.strictObject(tool!.input).parse(a.args)).toEqual(a.args);
   }
 }
+
+/** Removes the temp workspace the demo's agent loop worked in (its path is the run's input), if the demo ran on `db`. */
+export async function removeDemoWorkspace(db: string): Promise<void> {
+  if (!fs.existsSync(db)) return;
+  const engine = await attach({ database: db });
+  try {
+    const agent = await engine.get("agentLoop", "greet");
+    const workspace = ((await agent.info()).input as { workspace?: string } | null)?.workspace;
+    if (workspace) fs.rmSync(workspace, { recursive: true, force: true });
+  } finally {
+    await engine.close();
+  }
+}

@@ -39,6 +39,7 @@ describe("tool list", () => {
         "list_runs",
         "list_schedules",
         "list_workflows",
+        "review_approvals",
         "pause_schedule",
         "resume_schedule",
         "send_message",
@@ -72,6 +73,7 @@ describe("tool list", () => {
       "compare_runs",
       "list_failures",
       "list_schedules",
+      "review_approvals",
       "wait_for_run",
     ]);
   });

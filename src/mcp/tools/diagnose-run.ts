@@ -3,6 +3,7 @@
 
 import { z } from "zod";
 import { CATEGORIES, diagnosisText } from "../../diagnosis/index.js";
+import { RUN_VIEW_URI } from "../apps/uris.js";
 import { fitAnswer } from "../budget.js";
 import { runStatusSchema } from "../format.js";
 import { runAddress } from "./get-run.js";
@@ -101,6 +102,7 @@ export const diagnoseRun = defineTool({
   output: diagnoseOutput,
   annotations: { ...READ_ONLY, title: "Diagnose a run" },
   write: false,
+  view: { resourceUri: RUN_VIEW_URI },
   async handler(args, ctx) {
     const row = await ctx.run(args.workflow, args.key);
     const found = await ctx.engine.diagnose(row.id);

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { actionLine, call, type NextAction } from "../../diagnosis/index.js";
 import { WAIT_KINDS, type WaitKind } from "../../engine/entries.js";
+import { RUN_VIEW_URI } from "../apps/uris.js";
 import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
 import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
@@ -100,6 +101,7 @@ export const getRun = defineTool({
   },
   annotations: { ...READ_ONLY, title: "Get a run" },
   write: false,
+  view: { resourceUri: RUN_VIEW_URI },
   async handler(args, ctx) {
     const row = await ctx.run(args.workflow, args.key);
     const info = await ctx.engine.info(row.id);

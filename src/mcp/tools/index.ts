@@ -14,6 +14,7 @@ import { listWorkflows } from "./list-workflows.js";
 import { pauseSchedule } from "./pause-schedule.js";
 import { replayRun } from "./replay-run.js";
 import { resumeSchedule } from "./resume-schedule.js";
+import { reviewApprovals } from "./review-approvals.js";
 import { sendMessage } from "./send-message.js";
 import { startRun } from "./start-run.js";
 import { waitForRun } from "./wait-for-run.js";
@@ -28,6 +29,7 @@ export const TOOLS = [
   compareRuns,
   listFailures,
   listSchedules,
+  reviewApprovals,
   sendMessage,
   replayRun,
   startRun,

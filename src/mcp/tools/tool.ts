@@ -24,6 +24,8 @@ export interface ToolDef<I extends z.ZodRawShape = z.ZodRawShape, O extends z.Zo
   write: boolean;
   /** Runs workflow code (start_run, call_action): hidden where the engine has none (attach mode). */
   needsCode?: boolean;
+  /** Its MCP Apps view (src/mcp/apps): the ui:// resource a host renders with the answer, and who may call it. */
+  view?: { resourceUri: string; visibility?: Array<"model" | "app"> };
   handler(args: z.output<z.ZodObject<I>>, ctx: McpContext, extra: Extra): Promise<CallToolResult>;
 }
 
