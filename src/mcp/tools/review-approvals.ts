@@ -7,7 +7,6 @@ import { actionLine, call } from "../../diagnosis/index.js";
 import type { RunInfo, WaitInfo } from "../../engine/views.js";
 import { APPROVALS_VIEW_URI } from "../apps/uris.js";
 import { fitAnswer, fitItems } from "../budget.js";
-import { ToolError } from "../errors.js";
 import { brief, iso } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
 import { runUri } from "../uris.js";
@@ -38,7 +37,7 @@ export const reviewApprovals = defineTool({
       .describe("Only runs of this workflow (exact name, see list_workflows)."),
     queue: bounded(LIMITS.name, "queue").optional().describe("Only waits on this queue."),
     limit: z.number().int().min(1).max(50).default(10).describe("Most runs to look at in this page (1-50)."),
-    cursor: z.string().max(1000).optional().describe("nextCursor of the previous page."),
+    cursor: bounded(LIMITS.cursor, "cursor").optional().describe("nextCursor of the previous page."),
   },
   output: {
     approvals: z.array(approvalShape).describe("The waits to answer, newest run first."),
@@ -52,22 +51,13 @@ export const reviewApprovals = defineTool({
   write: false,
   view: { resourceUri: APPROVALS_VIEW_URI },
   async handler(args, ctx) {
-    let page: Awaited<ReturnType<typeof ctx.engine.listRuns>>;
-    try {
-      page = await ctx.engine.listRuns({
-        status: ["waiting"],
-        limit: args.limit,
-        ...(args.workflow ? { workflow: args.workflow } : {}),
-        ...(args.cursor ? { cursor: args.cursor } : {}),
-      });
-    } catch (err) {
-      if (args.cursor)
-        throw new ToolError(
-          "INVALID_INPUT",
-          `${(err as Error).message} Call review_approvals without cursor to start over.`,
-        );
-      throw err;
-    }
+    // A cursor this server did not hand out is refused by the engine as a domain error, as in list_runs.
+    const page = await ctx.engine.listRuns({
+      status: ["waiting"],
+      limit: args.limit,
+      ...(args.workflow ? { workflow: args.workflow } : {}),
+      ...(args.cursor ? { cursor: args.cursor } : {}),
+    });
     const waits: Array<{ run: RunInfo; wait: WaitInfo; queue: string; schema: unknown }> = [];
     for (const run of page.runs) {
       for (const w of run.waiting ?? []) {
