@@ -4,12 +4,13 @@
 // checkpoint, so the WAL's pages are in the file.
 
 import Database from "better-sqlite3";
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { PRUNE_BATCH } from "../../src/engine/pruner.js";
 import { FakeClock, setup, type WaymarkEngine, workflow } from "../../src/index.js";
 import type { SqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
+import { convertToIncrementalVacuum } from "../../src/storage/sqlite/vacuum.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 
 const HOUR = 3_600_000;
@@ -84,4 +85,24 @@ it("pruning a backlog gives the space back to the file system; a file made witho
   expect(pruned.total).toBe(1000);
   // What is left: the schema and the slack of free pages kept for reuse (a tenth of the file, at least 1 MiB).
   expect(await size(engine)).toBeLessThan(full / 4);
+});
+
+it("a file above the size converted at open is left as it is, with a warning that says how to convert it", () => {
+  const path = tempDb();
+  const db = new Database(path);
+  db.exec("CREATE TABLE t (x TEXT)");
+  db.prepare("INSERT INTO t VALUES (?)").run("x".repeat(10_000));
+  const warn = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+  let written = "";
+  try {
+    convertToIncrementalVacuum(db, path, 4096);
+    written = warn.mock.calls.map((c) => String(c[0])).join("");
+  } finally {
+    warn.mockRestore();
+  }
+  expect(db.pragma("auto_vacuum", { simple: true })).toBe(0);
+  expect(written).toContain(`sqlite3 "${path}" "PRAGMA auto_vacuum = INCREMENTAL; VACUUM;"`);
+  convertToIncrementalVacuum(db, path);
+  expect(db.pragma("auto_vacuum", { simple: true })).toBe(2);
+  db.close();
 });

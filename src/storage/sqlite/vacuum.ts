@@ -9,13 +9,32 @@ const MAX_VACUUM_PAGES = 4096;
 /** Free pages kept for new rows to reuse: a tenth of the file, at least this many. */
 const MIN_SLACK_PAGES = 256;
 
+/** Largest file converted at open: VACUUM rewrites it whole (about 13 s per GiB measured) and needs its size free. */
+const MAX_CONVERT_BYTES = 1024 ** 3;
+
 /**
  * A file made before auto_vacuum was set (by an older Waymark) is rewritten once with VACUUM, which is what
- * turns it on: about 1.3 s per 100 MB here (see README). A file another process holds locked is left for a
- * later open (its freed pages are still reused, the file just does not shrink).
+ * turns it on: about 1.3 s per 100 MB here (see README). A larger file than MAX_CONVERT_BYTES, or one another
+ * process holds locked, is left as it is with a warning (its freed pages are still reused, the file just does
+ * not shrink).
  */
-export function convertToIncrementalVacuum(db: Database.Database, path: string): void {
+export function convertToIncrementalVacuum(
+  db: Database.Database,
+  path: string,
+  maxBytes = MAX_CONVERT_BYTES,
+): void {
   if ((db.pragma("auto_vacuum", { simple: true }) as number) !== 0) return;
+  const bytes =
+    (db.pragma("page_count", { simple: true }) as number) *
+    (db.pragma("page_size", { simple: true }) as number);
+  if (bytes > maxBytes) {
+    log(
+      "warn",
+      "waymark",
+      `${path} (${Math.round(bytes / 1024 ** 2)} MB) was made without auto_vacuum: space freed by pruned runs is reused but the file does not shrink. To turn it on, stop the processes using it and run: sqlite3 "${path}" "PRAGMA auto_vacuum = INCREMENTAL; VACUUM;" (about 13 s per GB, and as much free disk as the file).`,
+    );
+    return;
+  }
   const started = Date.now();
   try {
     db.pragma("auto_vacuum = INCREMENTAL");
