@@ -42,6 +42,10 @@ export const ERROR_CODES = [
   "REPLAY_DIVERGED",
   "REPLAY_NOT_STORED",
   "REPLAY_REFUSED",
+  // bulk plans (replay_runs, cancel_runs)
+  "PLAN_NOT_FOUND",
+  "PLAN_EXPIRED",
+  "PLAN_BUSY",
   // storage (StorageError)
   "MESSAGE_ALREADY_CONSUMED",
   "MIGRATE_TARGET_NOT_EMPTY",

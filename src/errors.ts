@@ -123,6 +123,13 @@ export class ReplayError extends WaymarkError {
   }
 }
 
+/** A bulk plan token that cannot be acted on: unknown, expired before it started, or being carried out. */
+export class PlanError extends WaymarkError {
+  constructor(code: "PLAN_NOT_FOUND" | "PLAN_EXPIRED" | "PLAN_BUSY", message: string, token: string) {
+    super(code, message, { plan: token });
+  }
+}
+
 /** An error another process answered a request with (a replay it carried out): its code is kept. */
 export class RemoteError extends WaymarkError {}
 

@@ -56,7 +56,7 @@ export async function run(args: string[]): Promise<number> {
     const shown = new URL(to);
     shown.password = "";
     say(
-      `copied ${r.runs} runs, ${r.entries} history entries, ${r.messages} messages, ${r.requests} requests, ${r.rejections} refused messages, ${r.workflows} published workflow versions, ${r.schedules} schedules and ${r.audit} audit rows from ${from} to ${shown}.${r.orphans ? ` Left behind ${r.orphans} rows that belonged to no run.` : ""}`,
+      `copied ${r.runs} runs, ${r.entries} history entries, ${r.messages} messages, ${r.requests} requests, ${r.rejections} refused messages, ${r.workflows} published workflow versions, ${r.schedules} schedules, ${r.audit} audit rows and ${r.plans} bulk plans from ${from} to ${shown}.${r.orphans ? ` Left behind ${r.orphans} rows that belonged to no run.` : ""}`,
       "info",
     );
     say(

@@ -8,6 +8,7 @@ import type { WaymarkMetrics } from "../observability/metrics.js";
 import type { FailureGroupRow, MessageRow, RunRow, RunStatus } from "../storage/store.js";
 import type { InputOf, WorkflowEntry } from "../workflow.js";
 import type { AuditControl } from "./audit-types.js";
+import type { BulkControl } from "./bulk-types.js";
 import type { Clock } from "./clock.js";
 import type { EngineEvent } from "./events.js";
 import type { RunFamily } from "./family.js";
@@ -79,6 +80,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   readonly schedules: ScheduleControl;
   /** The audit of every write made through MCP, the inspector and the CLI: record one, list them (append-only). */
   readonly audit: AuditControl;
+  /** Replay or cancel many runs: a dry run pins them in a plan, a real call acts on that plan (bulk.ts). */
+  readonly bulk: BulkControl;
 
   /** Gets a run by key, creating it (and starting it) if it does not exist. */
   getOrCreate<N extends keyof U & string>(

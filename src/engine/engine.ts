@@ -20,6 +20,7 @@ import { assertStartAllowed } from "../start-guard.js";
 import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
 import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
 import { Audit } from "./audit.js";
+import { Bulk } from "./bulk.js";
 import { cancelRun } from "./cancel.js";
 import { ChangeWatcher } from "./change-watcher.js";
 import { ChildRuns } from "./child-runs.js";
@@ -87,6 +88,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   readonly audit: Audit;
   /** Deletes finished runs past their retention, a batch per scheduler pass (pruner.ts). */
   readonly pruner: Pruner;
+  /** Bulk replay and cancel through pinned plans (bulk.ts). */
+  readonly bulk: Bulk;
   readonly leases: LeaseKeeper;
   readonly changes: ChangeWatcher;
   /** ctx.child's runs and the parents waiting on them in memory (child-runs.ts). */
@@ -121,6 +124,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.schedules = new Schedules(this, schedules);
     this.audit = new Audit(store, this.clock);
     this.pruner = new Pruner(this, options.retention);
+    this.bulk = new Bulk(this);
     this.leases = new LeaseKeeper(this, this.leaseMs);
     this.changes = new ChangeWatcher(this);
     this.childRuns = new ChildRuns(store, defs, (w, k, i, parent) => this.createRun(w, k, i, parent));

@@ -298,3 +298,38 @@ export interface PrunedCount {
   status: "completed" | "failed" | "cancelled";
   count: number;
 }
+
+/** What a bulk action (replay_runs, cancel_runs) does to each run of its plan. */
+export type PlanAction = "replay" | "cancel";
+
+/** A bulk plan as stored: the pinned set of runs a dry run chose, acted on by a later real call. */
+export interface PlanRow {
+  /** The opaque token clients pass back. */
+  token: string;
+  action: PlanAction;
+  /** JSON: the selector and options the plan was made with (shown again, never re-run). */
+  spec: string;
+  createdAt: number;
+  /** After this a plan that has not started is refused (a started one may be carried on). */
+  expiresAt: number;
+  /** How many runs the plan pins. */
+  total: number;
+}
+
+/** One run of a plan, in the plan's order, with what became of it (outcome null until acted on). */
+export interface PlanRunRow {
+  position: number;
+  runId: number;
+  /** "replayed", "requested", "cancelled", "refused", "skipped", or null while pending. */
+  outcome: string | null;
+  /** Why it was refused or skipped (null otherwise). */
+  reason: string | null;
+  doneAt: number | null;
+}
+
+/** What became of one run of a plan, as recorded (see Store.recordPlanOutcomes). */
+export interface PlanOutcome {
+  runId: number;
+  outcome: string;
+  reason: string | null;
+}

@@ -25,6 +25,9 @@ import type {
   FailureGroupRow,
   LoadedRun,
   MessageRow,
+  PlanOutcome,
+  PlanRow,
+  PlanRunRow,
   PrunedCount,
   RejectionRow,
   RequestRow,
@@ -181,6 +184,21 @@ export interface Store {
   pruneRuns(rules: RetentionRule[], limit: number): Promise<PrunedCount[]>;
   /** Per rule (in order), the earliest finished_at at or after its finishedBefore: its next run to expire, or null. */
   nextToExpire(rules: RetentionRule[]): Promise<Array<number | null>>;
+  /** Stores a bulk plan and the runs it pins, in this order (positions 1..n), in one transaction. */
+  createPlan(plan: PlanRow, runIds: number[]): Promise<void>;
+  getPlan(token: string): Promise<PlanRow | undefined>;
+  /** A plan's runs with position above `after`, in order; only those without an outcome when `pendingOnly`. */
+  planRuns(
+    token: string,
+    options: { after: number; limit: number; pendingOnly: boolean },
+  ): Promise<PlanRunRow[]>;
+  /**
+   * Records what became of plan runs. IMPORTANT: an outcome is written once: a run that already has one
+   * keeps it (two processes carrying on one plan cannot count a run twice). Returns the runs recorded now.
+   */
+  recordPlanOutcomes(token: string, outcomes: PlanOutcome[], now: number): Promise<number[]>;
+  /** How many runs of a plan have each outcome (null: pending). */
+  planProgress(token: string): Promise<Array<{ outcome: string | null; count: number }>>;
 
   /** A number that changes whenever another connection commits (cheap; polled). */
   changeCounter(): Promise<number>;

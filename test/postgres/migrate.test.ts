@@ -183,7 +183,7 @@ describe("waymark migrate", () => {
     withPassword.password = "secret"; // the server trusts local users; the password must not be printed
     expect(await migrate(["--from", db, "--to", withPassword.toString()])).toBe(0);
     expect(stderr).toMatch(
-      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions, 0 schedules and 0 audit rows/,
+      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions, 0 schedules, 0 audit rows and 0 bulk plans/,
     );
     expect(stderr).not.toContain("secret");
 

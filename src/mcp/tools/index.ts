@@ -2,6 +2,7 @@
 
 import { callAction } from "./call-action.js";
 import { cancelRun } from "./cancel-run.js";
+import { cancelRuns } from "./cancel-runs.js";
 import { compareRuns } from "./compare-runs.js";
 import { diagnoseRun } from "./diagnose-run.js";
 import { getHistory } from "./get-history.js";
@@ -13,6 +14,7 @@ import { listSchedules } from "./list-schedules.js";
 import { listWorkflows } from "./list-workflows.js";
 import { pauseSchedule } from "./pause-schedule.js";
 import { replayRun } from "./replay-run.js";
+import { replayRuns } from "./replay-runs.js";
 import { resumeSchedule } from "./resume-schedule.js";
 import { reviewApprovals } from "./review-approvals.js";
 import { sendMessage } from "./send-message.js";
@@ -32,8 +34,10 @@ export const TOOLS = [
   reviewApprovals,
   sendMessage,
   replayRun,
+  replayRuns,
   startRun,
   cancelRun,
+  cancelRuns,
   pauseSchedule,
   resumeSchedule,
   callAction,

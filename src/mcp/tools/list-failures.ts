@@ -11,7 +11,7 @@ export const listFailures = defineTool({
   name: "list_failures",
   title: "List failures by signature",
   description:
-    'Answers "what is failing most?": failed and still-retrying runs since a time (default: the last 7 days), grouped by error signature (workflow, failing entry, error name and message with numbers, ids and quoted values normalised), most frequent first, each with its count, first and last seen, a few run keys, a diagnose_run call for its latest run. The signature of every failing run is stored when it fails, so the counts are complete at any scale. Use it to spot a systematic failure before diagnosing one run.',
+    'Answers "what is failing most?": failed and still-retrying runs since a time (default: the last 7 days), grouped by error signature (workflow, failing entry, error name and message with numbers, ids and quoted values normalised), most frequent first, each with its count, first and last seen, a few run keys, a diagnose_run call for its latest run and the replay_runs call (a dry run) that replays all of them once fixed. The signature of every failing run is stored when it fails, so the counts are complete at any scale. Use it to spot a systematic failure before diagnosing one run.',
   input: {
     since: bounded(LIMITS.time, "since")
       .optional()
@@ -47,6 +47,14 @@ export const listFailures = defineTool({
               args: z.object({ workflow: z.string(), key: z.string() }),
             })
             .describe("The call that diagnoses the newest of these runs."),
+          replay: z
+            .object({
+              tool: z.literal("replay_runs"),
+              args: z.object({ signature: z.string(), workflow: z.string() }),
+            })
+            .describe(
+              "The dry run of replaying every run with this signature once it is fixed: it answers a plan to act on.",
+            ),
         }),
       )
       .describe("Signatures, most frequent first."),
@@ -72,11 +80,12 @@ export const listFailures = defineTool({
     const all = list.failures.map((f) => ({
       ...f,
       diagnose: { tool: "diagnose_run" as const, args: { workflow: f.workflow, key: f.keys[0]! } },
+      replay: { tool: "replay_runs" as const, args: { signature: f.signature, workflow: f.workflow } },
     }));
     const failures = fitItems(all, 14_000);
     const lines = failures.map(
       (f) =>
-        `- ${f.count}× ${f.workflow} at "${f.entry}": ${f.errorName}: ${f.pattern} (${f.firstSeen} to ${f.lastSeen}${f.retrying ? `, ${f.retrying} still retrying` : ""}; e.g. ${f.keys.slice(0, 3).join(", ")}) → diagnose_run ${JSON.stringify(f.diagnose.args)}`,
+        `- ${f.count}× ${f.workflow} at "${f.entry}": ${f.errorName}: ${f.pattern} (${f.firstSeen} to ${f.lastSeen}${f.retrying ? `, ${f.retrying} still retrying` : ""}; e.g. ${f.keys.slice(0, 3).join(", ")}) → diagnose_run ${JSON.stringify(f.diagnose.args)}; after the fix: replay_runs ${JSON.stringify(f.replay.args)}`,
     );
     const text = failures.length
       ? `${failures.length} failure signature${failures.length === 1 ? "" : "s"} since ${list.since} (${list.scanned} failed or retrying runs in all):\n${lines.join("\n")}`

@@ -1,5 +1,5 @@
 // Copies a SQLite database into a PostgreSQL one (what `waymark migrate` does): every run, entry, message,
-// request, rejection, published workflow, schedule and audit row, in one transaction.
+// request, rejection, published workflow, schedule, audit row and bulk plan, in one transaction.
 //
 // IMPORTANT: new ids come from the target's sequences in the source's order, so ids keep their relative
 // order; references to run ids follow them; JSON text is copied as is. A target that already holds a run
@@ -10,6 +10,7 @@ import type Database from "better-sqlite3";
 import { InvalidInputError, StorageError } from "../../errors.js";
 import { deadLocalPid } from "../../local-process.js";
 import { openSqliteStore } from "../sqlite/sqlite-store.js";
+import { copyPlans } from "./import-plans.js";
 import { openPostgresStore } from "./postgres-store.js";
 import { pgText, type Tables, tables } from "./sql.js";
 
@@ -24,6 +25,8 @@ export interface CopyReport {
   schedules: number;
   /** Audit rows (every write recorded): new ids in the old order, run ids mapped, kept for runs pruned before. */
   audit: number;
+  /** Bulk plans (replay_runs, cancel_runs) with their runs' ids mapped and their progress. */
+  plans: number;
   /** Rows that referred to a run the source does not hold (left behind). */
   orphans: number;
 }
@@ -119,6 +122,7 @@ async function copy(
     workflows: 0,
     schedules: 0,
     audit: 0,
+    plans: 0,
     orphans: 0,
   };
 
@@ -359,6 +363,7 @@ async function copy(
     report.schedules = added.length;
   }
   report.audit = await copyAudit(db, exec, t, allocate, runIds);
+  report.plans = await copyPlans(db, exec, t, runIds);
   return report;
 }
 

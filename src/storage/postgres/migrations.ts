@@ -180,6 +180,26 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   CREATE INDEX runs_finished ON ${s}.runs (workflow, status, finished_at) WHERE finished_at IS NOT NULL;
   CREATE INDEX requests_run ON ${s}.requests (run_id, id);
   `,
+  // 10: bulk plans (replay_runs, cancel_runs): the runs a dry run pinned, and what became of each.
+  (s) => `
+  CREATE TABLE ${s}.bulk_plans (
+    token TEXT PRIMARY KEY,
+    action TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    total INTEGER NOT NULL
+  );
+  CREATE TABLE ${s}.bulk_plan_runs (
+    token TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    run_id BIGINT NOT NULL,
+    outcome TEXT,
+    reason TEXT,
+    done_at BIGINT,
+    PRIMARY KEY (token, position)
+  );
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

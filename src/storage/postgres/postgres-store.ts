@@ -22,6 +22,9 @@ import type {
   FailureGroupRow,
   LoadedRun,
   MessageRow,
+  PlanOutcome,
+  PlanRow,
+  PlanRunRow,
   PrunedCount,
   RejectionRow,
   RequestRow,
@@ -40,6 +43,7 @@ import { BatchWriter } from "./batch.js";
 import { clientConfig, migrate, type PostgresTarget, parsePostgresUrl } from "./connect.js";
 import { connectionLost, describeOpenError, describeRuntimeError } from "./errors.js";
 import { ChangeListener } from "./listener.js";
+import * as plans from "./plans.js";
 import { countExpired, nextToExpire, pruneRuns, pruneStatements } from "./prune.js";
 import { statements } from "./queries.js";
 import { failureGroupsQuery, runsQuery } from "./run-queries.js";
@@ -95,6 +99,7 @@ export class PostgresStore implements Store {
   private readonly scheduleSql: ReturnType<typeof scheduleStatements>;
   private readonly slots: PostgresSlots;
   private readonly pruneSql: ReturnType<typeof pruneStatements>;
+  private readonly planSql: ReturnType<typeof plans.planStatements>;
   private closed = false;
 
   constructor(
@@ -113,6 +118,7 @@ export class PostgresStore implements Store {
     this.slots = new PostgresSlots(t);
     this.scheduleSql = scheduleStatements(t);
     this.pruneSql = pruneStatements(t);
+    this.planSql = plans.planStatements(t);
   }
 
   // ---- plumbing ---------------------------------------------------------------------------------
@@ -476,6 +482,41 @@ export class PostgresStore implements Store {
 
   async nextToExpire(rules: RetentionRule[]): Promise<Array<number | null>> {
     return nextToExpire((n, text, v) => this.q(n, text, v), this.pruneSql, rules);
+  }
+
+  // ---- bulk plans (see plans.ts) ---------------------------------------------------------------
+
+  async createPlan(plan: PlanRow, runIds: number[]): Promise<void> {
+    await this.transaction(
+      (q) => plans.createPlan(q, this.planSql, plan, runIds),
+      () => false,
+    );
+  }
+
+  async getPlan(token: string): Promise<PlanRow | undefined> {
+    return plans.getPlan((n, text, v) => this.q(n, text, v), this.planSql, token);
+  }
+
+  async planRuns(
+    token: string,
+    o: { after: number; limit: number; pendingOnly: boolean },
+  ): Promise<PlanRunRow[]> {
+    return plans.planRuns((n, text, v) => this.q(n, text, v), this.planSql, token, o);
+  }
+
+  async recordPlanOutcomes(token: string, outcomes: PlanOutcome[], now: number): Promise<number[]> {
+    // Not retried on a lost connection: the outcomes written once would read as not recorded.
+    return plans.recordPlanOutcomes(
+      (n, text, v) => this.q(n, text, v, false),
+      this.planSql,
+      token,
+      outcomes,
+      now,
+    );
+  }
+
+  async planProgress(token: string): Promise<Array<{ outcome: string | null; count: number }>> {
+    return plans.planProgress((n, text, v) => this.q(n, text, v), this.planSql, token);
   }
 
   // ---- changes ----------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ export interface Tables {
   workflows: string;
   schedules: string;
   audit: string;
+  plans: string;
+  planRuns: string;
   /** Sequence names as SQL string literals (for nextval). */
   messagesSeq: string;
   requestsSeq: string;
@@ -27,6 +29,8 @@ export function tables(schema: string): Tables {
     workflows: `${schema}.workflows`,
     schedules: `${schema}.schedules`,
     audit: `${schema}.audit`,
+    plans: `${schema}.bulk_plans`,
+    planRuns: `${schema}.bulk_plan_runs`,
     messagesSeq: `'${schema}.messages_id_seq'`,
     requestsSeq: `'${schema}.requests_id_seq'`,
     rejectionsSeq: `'${schema}.rejections_id_seq'`,

@@ -176,6 +176,26 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX messages_run ON messages (run_id, id);
   CREATE INDEX requests_run ON requests (run_id, id);
   `,
+  // 10: bulk plans (replay_runs, cancel_runs): the runs a dry run pinned, and what became of each.
+  `
+  CREATE TABLE bulk_plans (
+    token TEXT PRIMARY KEY,
+    action TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    total INTEGER NOT NULL
+  );
+  CREATE TABLE bulk_plan_runs (
+    token TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    run_id INTEGER NOT NULL,
+    outcome TEXT,
+    reason TEXT,
+    done_at INTEGER,
+    PRIMARY KEY (token, position)
+  );
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

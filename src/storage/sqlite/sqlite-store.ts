@@ -19,6 +19,9 @@ import type {
   FailureGroupRow,
   LoadedRun,
   MessageRow,
+  PlanOutcome,
+  PlanRow,
+  PlanRunRow,
   PrunedCount,
   RejectionRow,
   RequestRow,
@@ -38,6 +41,7 @@ import { SqliteAudit } from "./audit.js";
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
+import { SqlitePlans } from "./plans.js";
 import { SqlitePruner } from "./prune.js";
 import { failureGroupsQuery, runsQuery } from "./run-queries.js";
 import { SqliteSchedules } from "./schedules.js";
@@ -98,6 +102,11 @@ const GUARDED = [
   "countExpired",
   "pruneRuns",
   "nextToExpire",
+  "createPlan",
+  "getPlan",
+  "planRuns",
+  "recordPlanOutcomes",
+  "planProgress",
 ] as const;
 
 /** Opens (creating if needed, unless read-only) a Waymark SQLite database and applies migrations. */
@@ -165,6 +174,7 @@ export class SqliteStore implements Store {
   private readonly slots: SqliteSlots;
   private readonly auditTable: SqliteAudit;
   private readonly pruner: SqlitePruner;
+  private readonly plans: SqlitePlans;
   /** Runs every batch's statements inside the commit transaction; the torture test wraps its apply to kill mid-commit. */
   readonly writer: BatchWriter;
 
@@ -179,6 +189,7 @@ export class SqliteStore implements Store {
     this.scheduleTable = new SqliteSchedules(db, (batch) => writer.apply(batch));
     this.auditTable = new SqliteAudit(db);
     this.pruner = new SqlitePruner(db);
+    this.plans = new SqlitePlans(db);
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
     const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     for (const name of GUARDED) {
@@ -460,6 +471,29 @@ export class SqliteStore implements Store {
 
   async nextToExpire(rules: RetentionRule[]): Promise<Array<number | null>> {
     return this.pruner.nextToExpire(rules);
+  }
+
+  async createPlan(plan: PlanRow, runIds: number[]): Promise<void> {
+    this.plans.create(plan, runIds);
+  }
+
+  async getPlan(token: string): Promise<PlanRow | undefined> {
+    return this.plans.get(token);
+  }
+
+  async planRuns(
+    token: string,
+    o: { after: number; limit: number; pendingOnly: boolean },
+  ): Promise<PlanRunRow[]> {
+    return this.plans.list(token, o);
+  }
+
+  async recordPlanOutcomes(token: string, outcomes: PlanOutcome[], now: number): Promise<number[]> {
+    return this.plans.recordOutcomes(token, outcomes, now);
+  }
+
+  async planProgress(token: string): Promise<Array<{ outcome: string | null; count: number }>> {
+    return this.plans.progress(token);
   }
 
   async changeCounter(): Promise<number> {
