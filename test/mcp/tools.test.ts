@@ -31,6 +31,7 @@ describe("tool list", () => {
         "call_action",
         "cancel_run",
         "compare_runs",
+        "cancel_runs",
         "diagnose_run",
         "get_history",
         "get_run",
@@ -46,6 +47,7 @@ describe("tool list", () => {
         "start_run",
         "wait_for_run",
         "replay_run",
+        "replay_runs",
       ].sort(),
     );
     for (const t of tools) {
