@@ -24,7 +24,7 @@ Serves a Waymark database over MCP.
                        export the registry: one that starts an engine, servers or timers when imported is refused.
   --allow-handles      Serve a --registry module that leaves handles open at import (a logger's worker, a
                        client's socket); one that starts an engine is refused all the same.
-  --read-only          Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action),
+  --read-only          Hide the tools that write (send_message, replay_run(s), start_run, cancel_run(s), call_action),
                        and the inspector's actions (send, replay, cancel). Never executes or writes: the server
                        attaches (a SQLite file is opened read-only), even with --registry, whose module then
                        only lends its workflows' definitions and schemas.

@@ -10,7 +10,7 @@ import { nameList, ToolError } from "./errors.js";
 import { quote } from "./format.js";
 
 export interface McpServerOptions {
-  /** Hide the tools that write (send_message, replay_run, start_run, cancel_run, call_action). */
+  /** Hide the tools that write (send_message, replay_run(s), start_run, cancel_run(s), call_action). */
   readOnly?: boolean;
   /** Server name reported to clients (default "waymark"). */
   name?: string;
