@@ -11,6 +11,7 @@ import { FakeClock, setup, workflow } from "../../src/index.js";
 import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { MessageRow, RunRow, Store } from "../../src/storage/store.js";
+import { broken, fixed } from "../engine/bulk-invoices.js";
 import { closeLater, onCleanup, tempDb, until } from "../helpers.js";
 import { batch } from "../storage/backends.js";
 import { tempSchema } from "./pg.js";
@@ -401,7 +402,7 @@ describe("waymark migrate", () => {
     const { url } = await tempSchema();
     const target = await targetWithOwnRun(url);
     expect(await migrate(["--from", db, "--to", url])).toBe(0);
-    expect(stderr).toContain("0 schedules and 3 audit rows");
+    expect(stderr).toContain("0 schedules, 3 audit rows and 0 bulk plans");
     const after = closeLater(await registry.start({ database: url, clock, deployCheck: false }));
     const moved = (await after.audit.list()).entries;
     const copiedRun = (await target.findRun("job", "j-1"))!;
@@ -453,5 +454,42 @@ describe("waymark migrate", () => {
     const { url } = await tempSchema();
     expect(await migrate(["--from", db, "--to", url])).toBe(0);
     expect(stderr).toMatch(/copied 1 runs/);
+  });
+
+  it("bulk plans move with their runs (ids the target's) and their progress; the plan is carried on there", async () => {
+    const db = tempDb();
+    const clock = new FakeClock();
+    const before = await broken.start({ database: db, clock });
+    for (const n of [1, 2, 3]) {
+      const run = await before.getOrCreate("invoice", `inv-${n}`, { n, kind: "tax" });
+      await expect(run.result()).rejects.toThrow(/Tax API/);
+    }
+    const preview = await before.bulk.preview({
+      action: "replay",
+      selector: { workflow: "invoice", status: ["failed"] },
+    });
+    await before.close();
+    const part = await fixed.start({ database: db, clock });
+    const stop = new AbortController();
+    await part.bulk.apply(preview.token, {
+      batchSize: 1,
+      signal: stop.signal,
+      onProgress: () => stop.abort(),
+    });
+    await part.close();
+    const { url } = await tempSchema();
+    const target = await targetWithOwnRun(url);
+    expect(await migrate(["--from", db, "--to", url])).toBe(0);
+    expect(stderr).toMatch(/ and 1 bulk plans from/);
+    const after = closeLater(await fixed.start({ database: url, clock }));
+    expect((await after.bulk.plan(preview.token)).progress).toMatchObject({ done: 1, pending: 2 });
+    const rest = await after.bulk.apply(preview.token);
+    expect(rest).toMatchObject({ counts: { done: 2, skipped: 1 }, finished: true });
+    const mine = (await target.findRun("own", "mine"))!;
+    for (const n of [1, 2, 3]) {
+      const row = (await target.findRun("invoice", `inv-${n}`))!;
+      expect(row.id).not.toBe(mine.id);
+      expect(await (await after.get("invoice", `inv-${n}`)).result({ timeout: 10_000 })).toBe("paid");
+    }
   });
 });
