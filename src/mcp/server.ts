@@ -22,13 +22,13 @@ export type { McpServerOptions } from "./context.js";
 const INSTRUCTIONS = `Waymark runs durable workflows; this server shows their whole history and lets you act on runs.
 Runs are addressed by workflow name + key. Typical paths:
 - What failed, and what now? diagnose_run → its next actions in order (person steps first, replay_run with dryRun first). What fails most? list_failures.
-- Who waits for a decision? list_runs {status:["waiting"]} → get_run (shows the queue's message schema) → send_message with an idempotencyKey → wait_for_run.
+- Who waits for a decision? review_approvals (every queue wait with its message schema; a form in hosts with MCP Apps), or list_runs {status:["waiting"]} → get_run → send_message with an idempotencyKey → wait_for_run.
 Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
 
 const READ_ONLY_INSTRUCTIONS = `Waymark runs durable workflows; this server is read-only: it shows their whole history but cannot change runs (no sending messages, replaying, starting or cancelling).
 Runs are addressed by workflow name + key. Typical paths:
 - What failed, and what now? diagnose_run → explain it; its person steps say what the user must do (changes that need a writable server included). What fails most? list_failures.
-- Who waits for a decision? list_runs {status:["waiting"]} → get_run (shows the queue's message schema) → tell the user what is asked; answering needs a writable server.
+- Who waits for a decision? review_approvals (every queue wait with its message schema), or list_runs {status:["waiting"]} → get_run → tell the user what is asked; answering needs a writable server.
 Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
 
 /** Registers one tool; a tool with a view is registered through the MCP Apps helper, which adds its _meta.ui. */
