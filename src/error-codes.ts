@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   "INVALID_CLIENT_CONFIG",
   "INVALID_SCHEDULE",
   "INVALID_CONCURRENCY_KEY",
+  "INVALID_TAG",
+  "TAG_LIMIT_EXCEEDED",
   // what was asked for does not exist, or not here
   "WORKFLOW_NOT_FOUND",
   "RUN_NOT_FOUND",

@@ -79,6 +79,20 @@ export class ScheduleNotFoundError extends WaymarkError {
   }
 }
 
+/** A tag whose name or value is not one (wrong type, empty or odd name): refused, nothing stored. Code INVALID_TAG. */
+export class InvalidTagError extends WaymarkError {
+  constructor(where: string, message: string, details: Record<string, unknown> = {}) {
+    super("INVALID_TAG", `${where}: ${message}`, { where, ...details });
+  }
+}
+
+/** Tags past a limit (how many a run holds, how long a name or value is): refused, nothing stored. Code TAG_LIMIT_EXCEEDED. */
+export class TagLimitError extends WaymarkError {
+  constructor(where: string, limit: string, max: number, actual: number, message: string) {
+    super("TAG_LIMIT_EXCEEDED", `${where}: ${message}`, { where, limit, max, actual });
+  }
+}
+
 /** A value nested deeper than Waymark accepts; refused before anything walks it. Code INVALID_INPUT. */
 export class ValueTooDeepError extends InvalidInputError {
   constructor(what: string, limit: number, path: string) {

@@ -38,6 +38,12 @@ export interface StepContext<S = any, Q extends QueueSchemas = QueueSchemas> {
   readonly workflow: string;
   /** Progress to connected clients (not recorded). */
   broadcast(event: string, data?: unknown): void;
+  /**
+   * Tags the run (to find it by: list_runs, list_failures); committed with this step's record, dropped if
+   * this attempt fails. A name the run has takes the new value. At most 20 tags per run, names of at most
+   * 64 letters, digits or _ . : / -, values of at most 256 characters.
+   */
+  tag(name: string, value: string): void;
   /** @internal phantom for queue typing */
   readonly __queues?: Q;
 }

@@ -8,7 +8,7 @@ import { copySqliteToPostgres } from "../storage/postgres/import-sqlite.js";
 
 const HELP = `Usage: waymark migrate --from <file.db> --to <postgres://user:password@host:5432/database[?schema=name]>
 
-Copies every run, history entry, message, request, refused message and published workflow from a SQLite
+Copies every run, history entry, tag, message, request, refused message and published workflow from a SQLite
 database into a PostgreSQL database, in one transaction: all of it lands, or nothing does. Ids keep their
 order and JSON is copied as is. The target schema is created if missing; a target that already holds runs
 with the same workflow and key is refused.
@@ -56,7 +56,7 @@ export async function run(args: string[]): Promise<number> {
     const shown = new URL(to);
     shown.password = "";
     say(
-      `copied ${r.runs} runs, ${r.entries} history entries, ${r.messages} messages, ${r.requests} requests, ${r.rejections} refused messages, ${r.workflows} published workflow versions, ${r.schedules} schedules, ${r.audit} audit rows and ${r.plans} bulk plans from ${from} to ${shown}.${r.orphans ? ` Left behind ${r.orphans} rows that belonged to no run.` : ""}`,
+      `copied ${r.runs} runs, ${r.entries} history entries, ${r.tags} tags, ${r.messages} messages, ${r.requests} requests, ${r.rejections} refused messages, ${r.workflows} published workflow versions, ${r.schedules} schedules, ${r.audit} audit rows and ${r.plans} bulk plans from ${from} to ${shown}.${r.orphans ? ` Left behind ${r.orphans} rows that belonged to no run.` : ""}`,
       "info",
     );
     say(

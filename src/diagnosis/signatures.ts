@@ -40,7 +40,13 @@ async function keyOf(engine: WaymarkEngine, run: RunInfo): Promise<FailureKey | 
 /** Failed and retrying runs since `since`, grouped by signature, most frequent first. */
 export async function listFailures(
   engine: WaymarkEngine,
-  options: { since?: number; workflow?: string; signature?: string; limit?: number } = {},
+  options: {
+    since?: number;
+    workflow?: string;
+    signature?: string;
+    tags?: Record<string, string>;
+    limit?: number;
+  } = {},
 ): Promise<FailureList> {
   const since = options.since ?? engine.clock.now() - 7 * 86_400_000;
   const { total, groups } = await engine.failureGroups({
@@ -48,11 +54,17 @@ export async function listFailures(
     limit: options.limit ?? 20,
     ...(options.workflow !== undefined ? { workflow: options.workflow } : {}),
     ...(options.signature !== undefined ? { signature: options.signature } : {}),
+    ...(options.tags !== undefined ? { tags: options.tags } : {}),
   });
   const failures: FailureGroup[] = [];
   for (const g of groups) {
     // The newest runs of the group name it (its keys) and describe it (the newest one's error).
-    const page = await engine.listRuns({ workflow: g.workflow, failureSignature: g.signature, limit: 5 });
+    const page = await engine.listRuns({
+      workflow: g.workflow,
+      failureSignature: g.signature,
+      limit: 5,
+      ...(options.tags !== undefined ? { tags: options.tags } : {}),
+    });
     const newest = page.runs[0];
     const key = newest ? await keyOf(engine, newest) : null;
     failures.push({

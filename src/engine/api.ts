@@ -38,6 +38,8 @@ export interface FailureGroupsOptions {
   since: number;
   workflow?: string;
   signature?: string;
+  /** Only runs holding every one of these tags (exact values). */
+  tags?: Record<string, string>;
   /** Most groups returned (default 20, at most 1,000). */
   limit?: number;
 }
@@ -47,6 +49,8 @@ export interface ListFailuresOptions {
   since?: number;
   workflow?: string;
   signature?: string;
+  /** Only runs holding every one of these tags (exact values): "what fails for customer c-9?". */
+  tags?: Record<string, string>;
   limit?: number;
 }
 
@@ -62,8 +66,20 @@ export interface ListMessagesOptions {
   limit?: number;
 }
 
-/** Arguments after the key of getOrCreate: the input, optional when the workflow's input may be undefined. */
-type InputArgs<E> = undefined extends InputOf<E> ? [input?: InputOf<E>] : [input: InputOf<E>];
+/** Options of getOrCreate: tags stored with the run when this call creates it (see tags.ts for the limits). */
+export interface CreateOptions {
+  /** Names to exact values to find the run by (list_runs, list_failures); a run that exists keeps its own. */
+  tags?: Record<string, string>;
+}
+
+/**
+ * Arguments after the key of getOrCreate: the input (optional when the workflow's input may be undefined),
+ * then the options.
+ */
+type InputArgs<E> =
+  undefined extends InputOf<E>
+    ? [input?: InputOf<E>, options?: CreateOptions]
+    : [input: InputOf<E>, options?: CreateOptions];
 
 /**
  * A Waymark engine, typed by its registry's workflows `U` (names, inputs, states and queues flow into
@@ -83,7 +99,7 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   /** Replay or cancel many runs: a dry run pins them in a plan, a real call acts on that plan (bulk.ts). */
   readonly bulk: BulkControl;
 
-  /** Gets a run by key, creating it (and starting it) if it does not exist. */
+  /** Gets a run by key, creating it (and starting it, with `options.tags`) if it does not exist. */
   getOrCreate<N extends keyof U & string>(
     workflow: N,
     key: string,

@@ -54,4 +54,6 @@ export interface EngineCore {
   /** An entry's record is committed. */
   emitEntry(exec: RunIdentity, row: EntryRow): void;
   emitBroadcast(exec: RunIdentity, event: string, data: unknown): void;
+  /** The tags a run holds as committed (step.tag's limit counts them). */
+  runTags(runId: number): Promise<Record<string, string>>;
 }

@@ -18,7 +18,7 @@ import { EngineMetrics } from "../observability/metrics.js";
 import { startRunTrace } from "../observability/tracing.js";
 import { assertStartAllowed } from "../start-guard.js";
 import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
-import type { ListFailuresOptions, WaymarkEngine } from "./api.js";
+import type { CreateOptions, ListFailuresOptions, WaymarkEngine } from "./api.js";
 import { Audit } from "./audit.js";
 import { Bulk } from "./bulk.js";
 import { cancelRun } from "./cancel.js";
@@ -44,6 +44,7 @@ import { RunsApi } from "./runs-api.js";
 import type { ScheduleDef } from "./schedule-spec.js";
 import { Scheduler } from "./scheduler.js";
 import { Schedules } from "./schedules.js";
+import { createTags, type Tags, tagsByRun } from "./tags.js";
 import { WriteQueue } from "./write-queue.js";
 
 export interface EngineOptions {
@@ -208,6 +209,10 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     });
   }
 
+  async runTags(runId: number): Promise<Tags> {
+    return tagsByRun(await this.store.runTags([runId])).get(runId) ?? {};
+  }
+
   /** Subscribes to run, entry and broadcast events; returns the unsubscribe function. */
   on(listener: (event: EngineEvent) => void): () => void {
     return this.events.on(listener);
@@ -215,9 +220,9 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
 
   // ---- running runs ---------------------------------------------------------------------------
 
-  /** Gets a run by key, creating it (and starting it) if it does not exist. */
-  async getOrCreate(workflow: string, key: string, input?: unknown) {
-    return this.handleFor(await this.createRun(workflow, key, input, null));
+  /** Gets a run by key, creating it (and starting it, with `options.tags`) if it does not exist. */
+  async getOrCreate(workflow: string, key: string, input?: unknown, options?: CreateOptions) {
+    return this.handleFor(await this.createRun(workflow, key, input, null, createTags(options)));
   }
 
   /** Creates a run (claimed and begun here when this process may) or finds it by workflow and key. */
@@ -226,6 +231,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     key: string,
     input: unknown,
     parentRunId: number | null,
+    tags: Tags | null = null,
   ): Promise<RunRow> {
     this.assertOpen();
     const def = latestDefinition(this.defs, workflow);
@@ -256,6 +262,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       traceContext: started.traceparent,
       parentRunId,
       concurrency,
+      ...(tags ? { tags } : {}),
     });
     if (created) {
       started.created(run.id);

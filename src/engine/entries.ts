@@ -105,8 +105,13 @@ export interface ChildDetail {
 }
 
 /** Each kind's detail as recorded (null: the kind records none). The keys are the entry kinds. */
+/** What a completed step records besides its output: the tags it set with step.tag. */
+export interface StepDetail {
+  tags?: Record<string, string>;
+}
+
 export interface EntryDetails {
-  step: null;
+  step: StepDetail;
   sleep: SleepDetail;
   queue: QueueDetail;
   join: JoinDetail;

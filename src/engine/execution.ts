@@ -51,6 +51,8 @@ export class RunExecution {
   state: object;
   /** The state as last committed. */
   stateJson: string;
+  /** The run's committed tags, read by the first step that sets one (step-tags.ts); null until then. */
+  tags: Record<string, string> | null = null;
   stateSeq: number;
   private nextSeq: number;
   private readonly inbox = new Inbox();

@@ -5,6 +5,7 @@ import { RUN_STATUSES, type RunQuery, type RunStatus, type Store } from "../stor
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { Definitions } from "./definitions.js";
 import { checkOptions } from "./query-input.js";
+import { checkTags, tagsByRun } from "./tags.js";
 import { type RunInfo, toRunInfo } from "./views.js";
 
 export interface ListRunsOptions {
@@ -19,6 +20,8 @@ export interface ListRunsOptions {
   version?: number;
   /** Only failed or retrying runs with this failure signature (as list_failures reports it). */
   failureSignature?: string;
+  /** Only runs holding every one of these tags with exactly these values (ANDed), read from their index. */
+  tags?: Record<string, string>;
   limit?: number;
   /** Opaque cursor from a previous page. */
   cursor?: string;
@@ -92,6 +95,10 @@ export async function listRuns(store: Store, options: ListRunsOptions = {}): Pro
   if (options.errorContains) query.errorContains = options.errorContains;
   if (options.version !== undefined) query.version = options.version;
   if (options.failureSignature !== undefined) query.failureSignature = options.failureSignature;
+  if (options.tags !== undefined) {
+    const tags = checkTags(options.tags, "option tags");
+    if (Object.keys(tags).length) query.tags = tags;
+  }
   const after = toTime(options.createdAfter);
   const before = toTime(options.createdBefore);
   if (after !== undefined) query.createdAfter = after;
@@ -103,8 +110,9 @@ export async function listRuns(store: Store, options: ListRunsOptions = {}): Pro
   const rows = await store.listRuns(query);
   const page = rows.slice(0, limit);
   const last = page.at(-1);
+  const tags = tagsByRun(await store.runTags(page.map((r) => r.id)));
   return {
-    runs: page.map(toRunInfo),
+    runs: page.map((r) => toRunInfo(r, tags.get(r.id))),
     nextCursor: rows.length > limit && last ? encodeCursor([last.createdAt, last.id]) : null,
   };
 }

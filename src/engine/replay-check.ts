@@ -68,6 +68,7 @@ function checkCore(clock: Clock, misuse: (what: string) => never): EngineCore {
     finished: () => misuse("the end of a run"),
     emitEntry: () => {},
     emitBroadcast: () => {},
+    runTags: () => misuse("the run's tags"),
     metrics: NO_RUN_METRICS,
   };
 }

@@ -50,6 +50,7 @@ import { QueueSchemas, validateMessage } from "./queues.js";
 import type { ReplayOptions, ReplayPlan, ReplayRequest } from "./replay-types.js";
 import { checkHandle, type RunRef, runIdOf } from "./run-ref.js";
 import { entryDetail } from "./state-history.js";
+import { checkTags, tagsByRun } from "./tags.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
 import { type WatchCondition, type WatchOptions, type WatchResult, watchRun } from "./watch-run.js";
 import type { WriteQueue } from "./write-queue.js";
@@ -284,7 +285,8 @@ export abstract class RunsApi {
 
   async info(ref: RunRef): Promise<RunInfo> {
     this.assertOpen();
-    return toRunInfo(await this.runRow(await this.idOf(ref, "engine.info")));
+    const row = await this.runRow(await this.idOf(ref, "engine.info"));
+    return toRunInfo(row, tagsByRun(await this.store.runTags([row.id])).get(row.id));
   }
 
   /** The run that started this one with ctx.child, and the runs it started, with their statuses. */
@@ -393,6 +395,7 @@ export abstract class RunsApi {
   async failureGroups(options: FailureGroupsOptions): Promise<{ total: number; groups: FailureGroupRow[] }> {
     this.assertOpen();
     checkOptions(options, { since: "time", workflow: "string", signature: "string", limit: "number" });
+    const tags = options.tags === undefined ? undefined : checkTags(options.tags, "option tags");
     const since = toTime(options.since);
     if (since === undefined)
       throw new InvalidInputError("failureGroups takes { since }: the start of the window in milliseconds.");
@@ -402,6 +405,7 @@ export abstract class RunsApi {
       limit,
       ...(options.workflow !== undefined ? { workflow: options.workflow } : {}),
       ...(options.signature !== undefined ? { signature: options.signature } : {}),
+      ...(tags && Object.keys(tags).length ? { tags } : {}),
     });
   }
 

@@ -3,9 +3,11 @@
 import {
   FatalError,
   InvalidInputError,
+  InvalidTagError,
   NotSerializableError,
   StepFailedError,
   StepTimeoutError,
+  TagLimitError,
   ValueTooDeepError,
 } from "../errors.js";
 import { ATTR, type EntrySpan } from "../observability/tracing.js";
@@ -17,6 +19,8 @@ import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
 import { Abandoned, isInternal } from "./signals.js";
+import { commitStepTags, loadRunTags, tagAttempt } from "./step-tags.js";
+import type { Tags } from "./tags.js";
 
 const DEFAULT_RETRIES = 3;
 
@@ -162,9 +166,10 @@ export async function runStep<T>(
     // Each attempt works on its own copy of the state: a failed attempt's writes vanish with it, and
     // steps running side by side (join branches) never see or commit each other's unfinished writes.
     // The copy is made when the step first touches `step.state`; a step that never does changes nothing.
-    const work: Work = { base: exec.stateJson, value: undefined };
+    const work: Work = { base: exec.stateJson, value: undefined, tags: null };
     try {
       value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path, work, span);
+      if (work.tags) await loadRunTags(exec);
       // The function may return after its run or branch stopped (it ignored step.signal): then nothing
       // it did is recorded. Every write of a completed step comes after this line.
       exec.assertLive(scope);
@@ -179,6 +184,7 @@ export async function runStep<T>(
         const changed = diffState(work.base, toJson(work.value, `The state after step "${path}"`));
         diff = changed ? mergeIntoState(exec, changed) : null;
       }
+      if (work.tags) commitStepTags(exec, row, work.tags, path);
       attempt.status = "completed";
       attempt.endedAt = clock.now();
       row.status = "completed";
@@ -206,7 +212,11 @@ export async function runStep<T>(
       attempt.endedAt = clock.now();
       attempt.error = info;
       const fatal =
-        err instanceof FatalError || err instanceof NotSerializableError || err instanceof ValueTooDeepError;
+        err instanceof FatalError ||
+        err instanceof NotSerializableError ||
+        err instanceof ValueTooDeepError ||
+        err instanceof TagLimitError ||
+        err instanceof InvalidTagError;
       attemptEnded(exec, span, attempt, fatal || attempt.n >= policy.maxAttempts, err);
       if (fatal || attempt.n >= policy.maxAttempts) {
         const failure = new StepFailedError(exec.label, path, attempt.n, info, fatal);
@@ -251,6 +261,8 @@ function attemptEnded(
 interface Work {
   base: string;
   value: object | undefined;
+  /** What step.tag set in this attempt (null until it is called). */
+  tags: Tags | null;
 }
 
 /** The context one attempt's function receives (a class: one allocation, accessors on the prototype). */
@@ -283,6 +295,12 @@ class AttemptContext implements StepContext {
       if (this.scope.cancelled || this.exec.dead) this.controller.abort(new Abandoned());
     }
     return this.controller.signal;
+  }
+  tag(name: string, value: string): void {
+    // A step still running after its run or branch stopped records nothing.
+    if (this.exec.dead || this.scope.cancelled) return;
+    this.work.tags ??= {};
+    tagAttempt(this.work.tags, name, value, entryPath(this.scope.path, this.name));
   }
   broadcast(event: string, data?: unknown): void {
     // A step still running after its run or branch stopped tells nobody anything.

@@ -37,6 +37,8 @@ export interface RunInfo {
   finishedAt: number | null;
   /** Id of the run that started this one with ctx.child, or null (see engine.family). */
   parentId: number | null;
+  /** Names to values to find the run by (getOrCreate's tags, step.tag). */
+  tags: Record<string, string>;
 }
 
 /** One history entry as clients see it. `id` is its seq, unique within the run. */
@@ -61,7 +63,7 @@ export interface HistoryEntry {
   detail?: Record<string, unknown>;
 }
 
-export function toRunInfo(row: RunRow): RunInfo {
+export function toRunInfo(row: RunRow, tags: Record<string, string> = {}): RunInfo {
   return {
     id: row.id,
     workflow: row.workflow,
@@ -81,6 +83,7 @@ export function toRunInfo(row: RunRow): RunInfo {
     updatedAt: row.updatedAt,
     finishedAt: row.finishedAt,
     parentId: row.parentRunId,
+    tags,
   };
 }
 

@@ -39,6 +39,7 @@ class Pending {
   requests: Array<WriteBatch["requests"][number] & { d: Deferred<number> }> = [];
   requestsDone: WriteBatch["requestsDone"] = [];
   rejections: WriteBatch["rejections"] = [];
+  tags: WriteBatch["tags"] = [];
   owned = new Map<number, string>();
   /** One promise per batch, shared by everyone who flushes into it. */
   done: Promise<ReadonlySet<number>> | null = null;
@@ -67,7 +68,8 @@ class Pending {
       this.deleteEntries.length === 0 &&
       this.requests.length === 0 &&
       this.requestsDone.length === 0 &&
-      this.rejections.length === 0
+      this.rejections.length === 0 &&
+      this.tags.length === 0
     );
   }
 
@@ -77,6 +79,7 @@ class Pending {
     this.runs.delete(runId);
     this.consume = this.consume.filter((c) => c.runId !== runId);
     this.deleteEntries = this.deleteEntries.filter((d) => d.runId !== runId);
+    this.tags = this.tags.filter((t) => t.runId !== runId);
     this.owned.delete(runId);
   }
 
@@ -92,6 +95,7 @@ class Pending {
       runs: [...this.runs.values()],
       requestsDone: this.requestsDone,
       rejections: this.rejections,
+      tags: this.tags,
       requests: this.requests.map(({ runId, kind, args }) => ({ runId, kind, args })),
       leases: checkLeases ? [...this.owned].map(([runId, owner]) => ({ runId, owner })) : [],
     };
@@ -171,6 +175,13 @@ export class WriteQueue {
     const prev = this.pending.runs.get(patch.id);
     this.pending.runs.set(patch.id, prev ? Object.assign(prev, patch) : { ...patch });
     if (owner) this.pending.owned.set(patch.id, owner);
+    this.schedule();
+  }
+
+  /** Sets tags of a run this process executes (step.tag); they commit with the step's record. */
+  tags(runId: number, tags: Record<string, string>, owner: string): void {
+    for (const [name, value] of Object.entries(tags)) this.pending.tags.push({ runId, name, value });
+    this.pending.owned.set(runId, owner);
     this.schedule();
   }
 

@@ -1,6 +1,6 @@
 // What one commit writes: the batch of creates, inserts and patches a turn of the engine builds, and its answer.
 
-import type { EntryRow, RejectionRow, RunRow, RunStatus } from "./rows.js";
+import type { EntryRow, RejectionRow, RunRow, RunStatus, TagRow } from "./rows.js";
 
 export interface CreateRun {
   workflow: string;
@@ -21,6 +21,8 @@ export interface CreateRun {
    * creation (owner is ignored): it starts pending and the scheduler's claim gives it a slot.
    */
   concurrency?: { key: string; limit: number } | null;
+  /** Tags stored with the run when this creates it (a run that exists keeps its own). */
+  tags?: Record<string, string>;
 }
 
 export interface CreateResult {
@@ -78,6 +80,8 @@ export interface WriteBatch {
   requestsDone: Array<{ id: number; result: string }>;
   requests: Array<{ runId: number; kind: string; args: string }>;
   rejections: Array<Omit<RejectionRow, "id">>;
+  /** Tags set on existing runs (step.tag): a name the run already has takes the new value. */
+  tags: TagRow[];
   /** Runs this batch writes for as their lease owner; a run owned by someone else aborts the batch with LeaseLostError. */
   leases: Array<{ runId: number; owner: string }>;
 }
@@ -96,6 +100,7 @@ export function emptyBatch(now: number): WriteBatch {
     requestsDone: [],
     requests: [],
     rejections: [],
+    tags: [],
     leases: [],
   };
 }

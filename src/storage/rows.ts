@@ -150,8 +150,17 @@ export interface LoadedRun {
   messages: MessageRow[];
 }
 
+/** One tag of a run: a name and its exact value (engine/tags.ts holds the limits). */
+export interface TagRow {
+  runId: number;
+  name: string;
+  value: string;
+}
+
 export interface RunQuery {
   workflow?: string;
+  /** Only runs holding every one of these tags with exactly these values (ANDed). */
+  tags?: Record<string, string>;
   status?: RunStatus[];
   key?: string;
   /** Substring of the key. */
@@ -182,6 +191,8 @@ export interface FailureGroupQuery {
   since: number;
   workflow?: string;
   signature?: string;
+  /** Only runs holding every one of these tags with exactly these values (ANDed). */
+  tags?: Record<string, string>;
   limit: number;
 }
 

@@ -11,6 +11,8 @@
 //   suspended waiting on it (`wait_runs` holds its id); a suspend patch (`waitRuns` set) wakes the run at
 //   once if one of those children already ended. The same commit does both, so a child's end is never lost.
 // - Run ids, entry seqs and message ids only grow.
+// - A run's tags are unique by name and live as long as the run; a tag filter is a range read of the
+//   (name, value, created_at, run_id) index, newest first, so a filtered page costs the same at any size.
 
 import type { BatchResult, WriteBatch } from "./batch.js";
 import type {
@@ -38,6 +40,7 @@ import type {
   ScheduleAdvance,
   ScheduleDecl,
   ScheduleRow,
+  TagRow,
   WorkflowMeta,
 } from "./rows.js";
 
@@ -64,6 +67,8 @@ export interface Store {
   loadRuns(ids: number[]): Promise<LoadedRun[]>;
   listRuns(query: RunQuery): Promise<RunRow[]>;
   countRuns(): Promise<RunCount[]>;
+  /** The tags of these runs, by run id then name (runs without tags, or no such run, have no rows). */
+  runTags(runIds: number[]): Promise<TagRow[]>;
   /** Messages not consumed yet by runs not finished, counted by the workflow of their run and their queue (for metrics). */
   pendingMessageCounts(): Promise<Array<{ workflow: string; queue: string; count: number }>>;
   /**

@@ -96,6 +96,7 @@ async function snapshot(store: Store) {
         id: unknown;
       },
       entries: (await store.allEntries(r.id)).map((e) => ({ ...e, runId: runRank.get(e.runId) })),
+      tags: (await store.runTags([r.id])).map((t) => ({ ...t, runId: runRank.get(t.runId) })),
       rejections: (await store.listRejections(r.id, 100)).map((j) => ({
         ...j,
         id: 0,
@@ -131,7 +132,12 @@ describe("waymark migrate", () => {
     const clock = new FakeClock();
     const registry = definitions();
     const before = await registry.start({ database: db, clock });
-    const done = await before.getOrCreate("approval", "done", { amount: 10, note: "naïve café ☕ \u2028" });
+    const done = await before.getOrCreate(
+      "approval",
+      "done",
+      { amount: 10, note: "naïve café ☕ \u2028" },
+      { tags: { customer: "c-9", region: "eu" } },
+    );
     await done.send("decisions", { approve: true, by: "ann" });
     await done.result({ timeout: 10_000 });
     const failed = await before.getOrCreate("approval", "failed", { amount: 20, note: "x" });
@@ -184,7 +190,7 @@ describe("waymark migrate", () => {
     withPassword.password = "secret"; // the server trusts local users; the password must not be printed
     expect(await migrate(["--from", db, "--to", withPassword.toString()])).toBe(0);
     expect(stderr).toMatch(
-      /copied 5 runs, \d+ history entries, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions, 0 schedules, 0 audit rows and 0 bulk plans/,
+      /copied 5 runs, \d+ history entries, 2 tags, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions, 0 schedules, 0 audit rows and 0 bulk plans/,
     );
     expect(stderr).not.toContain("secret");
 
@@ -198,6 +204,7 @@ describe("waymark migrate", () => {
       r.run.id = (r.run.id as number) - 1;
       for (const e of r.entries) e.runId = (e.runId as number) - 1;
       for (const j of r.rejections) j.runId = (j.runId as number) - 1;
+      for (const t of r.tags) t.runId = (t.runId as number) - 1;
     });
     copied.messages.shift(); // the target's own message, first by id
     for (const m of copied.messages) m.runId = (m.runId as number) - 1;
@@ -219,6 +226,10 @@ describe("waymark migrate", () => {
     clock.advance(HOUR);
     expect(await (await after.get("sleeper", "napping")).result({ timeout: 10_000 })).toBe("rested");
     expect(await (await after.get("approval", "done")).result()).toEqual({ approved: true, by: "ann" });
+    // Tags came along: the copied run is found by them there, from the index.
+    expect(
+      (await after.listRuns({ tags: { customer: "c-9", region: "eu" } })).runs.map((r) => r.key),
+    ).toEqual(["done"]);
 
     // Twice is refused, and nothing more is copied.
     stderr = "";

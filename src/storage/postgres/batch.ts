@@ -15,6 +15,7 @@ import {
   type MessageResult,
   type RunPatch,
   type RunRow,
+  type TagRow,
   SLOT_STATUSES,
   type WriteBatch,
 } from "../store.js";
@@ -99,6 +100,11 @@ export class BatchWriter {
         AND (wake_at IS NULL OR wake_at > $1)`,
       requestsDone: `UPDATE ${t.requests} r SET done_at = $1, result = d.result
         FROM unnest($2::bigint[], $3::text[]) AS d(id, result) WHERE r.id = d.id`,
+      // The run's created_at goes with the tag (the index orders a tag's runs by it); no such run: no row.
+      setTags: `INSERT INTO ${t.runTags} (run_id, name, value, run_created_at)
+        SELECT x.run_id, x.name, x.value, r.created_at
+        FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x(run_id, name, value) JOIN ${t.runs} r ON r.id = x.run_id
+        ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value`,
       rejections: `INSERT INTO ${t.rejections} (run_id, queue, body, error, at)
         SELECT j.run_id, j.queue, j.body, j.error, j.at
         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[]) WITH ORDINALITY
@@ -123,7 +129,8 @@ export class BatchWriter {
       b.deleteEntries.length === 0 &&
       b.requests.length === 0 &&
       b.requestsDone.length === 0 &&
-      b.rejections.length === 0
+      b.rejections.length === 0 &&
+      b.tags.length === 0
     );
   }
 
@@ -148,6 +155,8 @@ export class BatchWriter {
     if (batch.unconsume.length) await q("wm_unconsume", s.unconsume, [batch.unconsume]);
     if (batch.consume.length) await this.consume(q, batch, now);
     if (batch.runs.length) await this.patchRuns(q, batch.runs, now);
+    const tags = [...tagsOfCreated(batch, created), ...batch.tags];
+    if (tags.length) await this.setTags(q, tags);
     // Runs of limited workflows out of running/retrying: their keys' queued runs may take the slots.
     const freed = batch.runs.filter(
       (p) => p.status && !SLOT_STATUSES.includes(p.status) && limited.has(p.id),
@@ -208,6 +217,7 @@ export class BatchWriter {
     for (const c of batch.consume) ids.add(c.runId);
     for (const m of batch.messages) ids.add(m.runId);
     for (const r of batch.requests) ids.add(r.runId);
+    for (const t of batch.tags) ids.add(t.runId);
     const limited = new Map<number, SlotKey>();
     if (ids.size === 0) return limited;
     // A run that ends wakes its parent: the parent is locked too, so its suspension sees the end or is seen.
@@ -275,6 +285,18 @@ export class BatchWriter {
       if (row && first) return { run: row, created: true };
       return { run: row ?? old.get(k)!, created: false };
     });
+  }
+
+  /** Sets tags (one row per run and name, the last write winning: an upsert may not touch a row twice). */
+  private async setTags(q: Query, rows: TagRow[]): Promise<void> {
+    const byKey = new Map<string, TagRow>();
+    for (const t of rows) byKey.set(`${t.runId}\u0000${t.name}`, t);
+    const t = [...byKey.values()];
+    await q("wm_set_tags", this.sql.setTags, [
+      t.map((x) => x.runId),
+      t.map((x) => pgText(x.name)),
+      t.map((x) => pgText(x.value)),
+    ]);
   }
 
   async upsertEntries(q: Query, rows: EntryRow[]): Promise<void> {
@@ -426,4 +448,15 @@ export class BatchWriter {
     }
     return results;
   }
+}
+
+/** The tags of the runs this batch really created (a run that existed keeps its own). */
+function tagsOfCreated(batch: WriteBatch, created: CreateResult[]): TagRow[] {
+  const out: TagRow[] = [];
+  batch.creates.forEach((c, i) => {
+    const res = created[i];
+    if (!c.tags || !res?.created) return;
+    for (const [name, value] of Object.entries(c.tags)) out.push({ runId: res.run.id, name, value });
+  });
+  return out;
 }

@@ -1,5 +1,5 @@
-// Copies a SQLite database into a PostgreSQL one (what `waymark migrate` does): every run, entry, message,
-// request, rejection, published workflow, schedule, audit row and bulk plan, in one transaction.
+// Copies a SQLite database into a PostgreSQL one (what `waymark migrate` does): every run, entry, tag,
+// message, request, rejection, published workflow, schedule, audit row and bulk plan, in one transaction.
 //
 // IMPORTANT: new ids come from the target's sequences in the source's order, so ids keep their relative
 // order; references to run ids follow them; JSON text is copied as is. A target that already holds a run
@@ -27,6 +27,8 @@ export interface CopyReport {
   audit: number;
   /** Bulk plans (replay_runs, cancel_runs) with their runs' ids mapped and their progress. */
   plans: number;
+  /** Tags of runs (name and value), with their runs. */
+  tags: number;
   /** Rows that referred to a run the source does not hold (left behind). */
   orphans: number;
 }
@@ -123,6 +125,7 @@ async function copy(
     schedules: 0,
     audit: 0,
     plans: 0,
+    tags: 0,
     orphans: 0,
   };
 
@@ -243,6 +246,24 @@ async function copy(
       ],
     );
     report.entries += rows.length;
+  }
+
+  const tagSql = "SELECT * FROM run_tags WHERE (run_id, name) > (?, ?) ORDER BY run_id, name LIMIT ?";
+  for (const all of chunks(db, tagSql, (r) => [r.run_id, r.name], [0, ""])) {
+    const rows = all.filter((r) => runIds.has(r.run_id));
+    report.orphans += all.length - rows.length;
+    if (rows.length === 0) continue;
+    await exec(
+      `INSERT INTO ${t.runTags} (run_id, name, value, run_created_at)
+       SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[])`,
+      [
+        rows.map((r) => runIds.get(r.run_id)),
+        rows.map((r) => pgText(r.name)),
+        rows.map((r) => pgText(r.value)),
+        rows.map((r) => r.run_created_at),
+      ],
+    );
+    report.tags += rows.length;
   }
 
   // Messages, requests and rejections: new ids in the old order, run ids mapped.

@@ -200,6 +200,18 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
     PRIMARY KEY (token, position)
   );
   `,
+  // 11: tags to find runs by (getOrCreate's tags, step.tag): one row per run and name. The run's created_at is
+  // copied in so a tag filter reads its page newest first straight from the (name, value, ...) index.
+  (s) => `
+  CREATE TABLE ${s}.run_tags (
+    run_id BIGINT NOT NULL,
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    run_created_at BIGINT NOT NULL,
+    PRIMARY KEY (run_id, name)
+  );
+  CREATE INDEX run_tags_find ON ${s}.run_tags (name, value, run_created_at, run_id);
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -36,6 +36,7 @@ import type {
   ScheduleDecl,
   ScheduleRow,
   Store,
+  TagRow,
   WorkflowMeta,
   WriteBatch,
 } from "../store.js";
@@ -317,6 +318,11 @@ export class PostgresStore implements Store {
 
   async countRuns(): Promise<RunCount[]> {
     return (await this.q<RunCount>("wm_count_runs", this.sql.countRuns)).rows;
+  }
+
+  async runTags(runIds: number[]): Promise<TagRow[]> {
+    if (runIds.length === 0) return [];
+    return (await this.q<TagRow>("wm_run_tags", this.sql.runTags, [runIds])).rows;
   }
 
   async pendingMessageCounts(): Promise<Array<{ workflow: string; queue: string; count: number }>> {

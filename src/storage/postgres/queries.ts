@@ -25,6 +25,8 @@ export function statements(t: Tables) {
       WHERE c.id = ANY($2::bigint[]) AND p.id = c.parent_run_id AND p.owner IS NULL
         AND strpos(p.wait_runs, '|' || c.id || '|') > 0 AND (p.wake_at IS NULL OR p.wake_at > $1)`,
     runsByIds: `SELECT ${RUN} FROM ${t.runs} WHERE id = ANY($1::bigint[])`,
+    runTags: `SELECT run_id AS "runId", name, value FROM ${t.runTags} WHERE run_id = ANY($1::bigint[])
+      ORDER BY run_id, name COLLATE "C"`,
     entriesOfRuns: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, seq`,
     pendingOfRuns: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = ANY($1::bigint[])
       AND consumed_at IS NULL ORDER BY id`,

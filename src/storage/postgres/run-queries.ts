@@ -1,9 +1,13 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
 import type { FailureGroupQuery, RunQuery } from "../store.js";
-import { runColumns, type Tables } from "./sql.js";
+import { pgText, runColumns, type Tables } from "./sql.js";
 
-/** A page of runs newest first (keyset on created_at, id), filtered as `q` asks; $n parameters in `args`. */
+/**
+ * A page of runs newest first (keyset on created_at, id), filtered as `q` asks; $n parameters in `args`.
+ * With tags, the page is read from the first tag's rows in the run_tags_find index, newest first, each
+ * other tag checked by its primary key: the cost follows the page, not the number of runs.
+ */
 export function runsQuery(t: Tables, q: RunQuery): { text: string; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
@@ -11,20 +15,42 @@ export function runsQuery(t: Tables, q: RunQuery): { text: string; args: unknown
     args.push(v);
     return `$${args.length}`;
   };
-  if (q.workflow !== undefined) where.push(`workflow = ${arg(q.workflow)}`);
-  if (q.status && q.status.length > 0) where.push(`status = ANY(${arg(q.status)}::text[])`);
-  if (q.key !== undefined) where.push(`key = ${arg(q.key)}`);
-  if (q.keyContains) where.push(`strpos(key, ${arg(q.keyContains)}) > 0`);
-  if (q.errorContains) where.push(`strpos(lower(error), lower(${arg(q.errorContains)})) > 0`);
-  if (q.createdAfter !== undefined) where.push(`created_at >= ${arg(q.createdAfter)}`);
-  if (q.createdBefore !== undefined) where.push(`created_at < ${arg(q.createdBefore)}`);
-  if (q.version !== undefined) where.push(`version = ${arg(q.version)}`);
-  if (q.failureSignature !== undefined)
-    where.push(`failure_signature = ${arg(q.failureSignature)} AND status IN ('failed', 'retrying')`);
+  const tags = Object.entries(q.tags ?? {});
+  if (tags.length > 0) {
+    const [[name, value], ...rest] = tags as [[string, string], ...Array<[string, string]>];
+    where.push(`t.name = ${arg(pgText(name))}`, `t.value = ${arg(pgText(value))}`);
+    for (const [n, v] of rest) {
+      where.push(`EXISTS (SELECT 1 FROM ${t.runTags} o WHERE o.run_id = t.run_id
+        AND o.name = ${arg(pgText(n))} AND o.value = ${arg(pgText(v))})`);
+    }
+    runFilters(q, where, arg, "r.");
+    if (q.createdAfter !== undefined) where.push(`t.run_created_at >= ${arg(q.createdAfter)}`);
+    if (q.createdBefore !== undefined) where.push(`t.run_created_at < ${arg(q.createdBefore)}`);
+    if (q.before)
+      where.push(`(t.run_created_at, t.run_id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
+    const text = `SELECT ${runColumns("r.")} FROM ${t.runTags} t JOIN ${t.runs} r ON r.id = t.run_id
+      WHERE ${where.join(" AND ")} ORDER BY t.run_created_at DESC, t.run_id DESC LIMIT ${arg(q.limit)}`;
+    return { text, args };
+  }
+  runFilters(q, where, arg, "");
   if (q.before) where.push(`(created_at, id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
   const text = `SELECT ${runColumns()} FROM ${t.runs} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit)}`;
   return { text, args };
+}
+
+/** The WHERE conditions on runs' own columns (every filter but tags and the cursor); `p` qualifies them. */
+function runFilters(q: RunQuery, where: string[], arg: (v: unknown) => string, p: string): void {
+  if (q.workflow !== undefined) where.push(`${p}workflow = ${arg(q.workflow)}`);
+  if (q.status && q.status.length > 0) where.push(`${p}status = ANY(${arg(q.status)}::text[])`);
+  if (q.key !== undefined) where.push(`${p}key = ${arg(q.key)}`);
+  if (q.keyContains) where.push(`strpos(${p}key, ${arg(q.keyContains)}) > 0`);
+  if (q.errorContains) where.push(`strpos(lower(${p}error), lower(${arg(q.errorContains)})) > 0`);
+  if (q.createdAfter !== undefined) where.push(`${p}created_at >= ${arg(q.createdAfter)}`);
+  if (q.createdBefore !== undefined) where.push(`${p}created_at < ${arg(q.createdBefore)}`);
+  if (q.version !== undefined) where.push(`${p}version = ${arg(q.version)}`);
+  if (q.failureSignature !== undefined)
+    where.push(`${p}failure_signature = ${arg(q.failureSignature)} AND ${p}status IN ('failed', 'retrying')`);
 }
 
 /** Failed and retrying runs since `q.since` grouped by signature: the count query, the groups query (limit last). */
@@ -45,6 +71,11 @@ export function failureGroupsQuery(
   if (q.signature !== undefined) {
     args.push(q.signature);
     where.push(`failure_signature = $${args.length}`);
+  }
+  for (const [name, value] of Object.entries(q.tags ?? {})) {
+    args.push(pgText(name), pgText(value));
+    where.push(`EXISTS (SELECT 1 FROM ${t.runTags} t WHERE t.run_id = ${t.runs}.id
+      AND t.name = $${args.length - 1} AND t.value = $${args.length})`);
   }
   const from = `FROM ${t.runs} WHERE ${where.join(" AND ")}`;
   return {

@@ -11,6 +11,7 @@ export interface Tables {
   audit: string;
   plans: string;
   planRuns: string;
+  runTags: string;
   /** Sequence names as SQL string literals (for nextval). */
   messagesSeq: string;
   requestsSeq: string;
@@ -31,6 +32,7 @@ export function tables(schema: string): Tables {
     audit: `${schema}.audit`,
     plans: `${schema}.bulk_plans`,
     planRuns: `${schema}.bulk_plan_runs`,
+    runTags: `${schema}.run_tags`,
     messagesSeq: `'${schema}.messages_id_seq'`,
     requestsSeq: `'${schema}.requests_id_seq'`,
     rejectionsSeq: `'${schema}.rejections_id_seq'`,

@@ -55,8 +55,10 @@ export class BatchWriter {
         concurrencyKey: c.concurrency?.key ?? null,
         concurrencyLimit: c.concurrency?.limit ?? null,
       }) as RunRow | undefined;
-      if (row) created.push({ run: row, created: true });
-      else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
+      if (row) {
+        created.push({ run: row, created: true });
+        for (const [name, value] of Object.entries(c.tags ?? {})) s.setTag.run(numbered(row.id, name, value));
+      } else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
     }
     for (const d of batch.deleteEntries) for (const seq of d.seqs) s.deleteEntry.run(d.runId, seq);
     for (const e of batch.entries) {
@@ -88,6 +90,7 @@ export class BatchWriter {
       }
     }
     for (const patch of batch.runs) this.patch(patch, now);
+    for (const t of batch.tags) s.setTag.run(numbered(t.runId, t.name, t.value));
     const messages: MessageResult[] = [];
     for (const m of batch.messages) {
       const info = s.insertMessage.run(m.runId, m.queue, m.body, m.now, m.idempotencyKey);

@@ -3,10 +3,29 @@
 import type { FailureGroupQuery, RunQuery } from "../store.js";
 import { RUN_COLUMNS } from "./statements.js";
 
-/** A page of runs newest first (keyset on created_at, id), filtered as `q` asks. */
+/**
+ * A page of runs newest first (keyset on created_at, id), filtered as `q` asks. With tags, the page is read
+ * from the first tag's rows in the run_tags_find index, newest first (CROSS JOIN keeps that order), each other
+ * tag checked by its primary key: the cost follows the page, not the number of runs.
+ */
 export function runsQuery(q: RunQuery): { sql: string; args: unknown[] } {
+  const tags = Object.entries(q.tags ?? {});
+  if (tags.length > 0) return taggedRunsQuery(q, tags);
   const where: string[] = [];
   const args: unknown[] = [];
+  runFilters(q, where, args);
+  if (q.before) {
+    where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+    args.push(q.before.createdAt, q.before.createdAt, q.before.id);
+  }
+  const sql = `SELECT ${RUN_COLUMNS} FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+      ORDER BY created_at DESC, id DESC LIMIT ?`;
+  args.push(q.limit);
+  return { sql, args };
+}
+
+/** The WHERE conditions on runs' own columns (every filter but tags and the cursor). */
+function runFilters(q: RunQuery, where: string[], args: unknown[]): void {
   if (q.workflow !== undefined) {
     where.push("workflow = ?");
     args.push(q.workflow);
@@ -43,12 +62,33 @@ export function runsQuery(q: RunQuery): { sql: string; args: unknown[] } {
     where.push("failure_signature = ? AND status IN ('failed', 'retrying')");
     args.push(q.failureSignature);
   }
+}
+
+function taggedRunsQuery(q: RunQuery, tags: Array<[string, string]>): { sql: string; args: unknown[] } {
+  const [first, ...rest] = tags as [[string, string], ...Array<[string, string]>];
+  const where = ["t.name = ?", "t.value = ?"];
+  const args: unknown[] = [first[0], first[1]];
+  for (const [name, value] of rest) {
+    where.push("EXISTS (SELECT 1 FROM run_tags o WHERE o.run_id = t.run_id AND o.name = ? AND o.value = ?)");
+    args.push(name, value);
+  }
+  runFilters(q, where, args);
+  // The time bounds again on the tag rows, so they narrow the index range too.
+  if (q.createdAfter !== undefined) {
+    where.push("t.run_created_at >= ?");
+    args.push(q.createdAfter);
+  }
+  if (q.createdBefore !== undefined) {
+    where.push("t.run_created_at < ?");
+    args.push(q.createdBefore);
+  }
   if (q.before) {
-    where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+    // The first condition bounds the index range; the second breaks ties on created_at by id.
+    where.push("t.run_created_at <= ?", "(t.run_created_at < ? OR t.run_id < ?)");
     args.push(q.before.createdAt, q.before.createdAt, q.before.id);
   }
-  const sql = `SELECT ${RUN_COLUMNS} FROM runs ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-      ORDER BY created_at DESC, id DESC LIMIT ?`;
+  const sql = `SELECT ${RUN_COLUMNS} FROM run_tags t CROSS JOIN runs ON runs.id = t.run_id
+      WHERE ${where.join(" AND ")} ORDER BY t.run_created_at DESC, t.run_id DESC LIMIT ?`;
   args.push(q.limit);
   return { sql, args };
 }
@@ -68,6 +108,10 @@ export function failureGroupsQuery(q: FailureGroupQuery): { count: string; group
   if (q.signature !== undefined) {
     where.push("failure_signature = ?");
     args.push(q.signature);
+  }
+  for (const [name, value] of Object.entries(q.tags ?? {})) {
+    where.push("EXISTS (SELECT 1 FROM run_tags t WHERE t.run_id = runs.id AND t.name = ? AND t.value = ?)");
+    args.push(name, value);
   }
   const from = `FROM runs WHERE ${where.join(" AND ")}`;
   return {

@@ -33,6 +33,7 @@ import type {
   ScheduleDecl,
   ScheduleRow,
   Store,
+  TagRow,
   WorkflowMeta,
   WriteBatch,
 } from "../store.js";
@@ -71,6 +72,7 @@ const GUARDED = [
   "loadRuns",
   "listRuns",
   "countRuns",
+  "runTags",
   "pendingMessageCounts",
   "failureGroups",
   "liveVersions",
@@ -264,6 +266,11 @@ export class SqliteStore implements Store {
 
   async countRuns(): Promise<RunCount[]> {
     return this.stmts.countRuns.all() as RunCount[];
+  }
+
+  async runTags(runIds: number[]): Promise<TagRow[]> {
+    if (runIds.length === 0) return [];
+    return this.stmts.runTags.all(JSON.stringify(runIds)) as TagRow[];
   }
 
   async pendingMessageCounts(): Promise<Array<{ workflow: string; queue: string; count: number }>> {

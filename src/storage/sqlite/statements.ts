@@ -121,6 +121,8 @@ export interface Statements {
   workflowMeta: Database.Statement;
   requestsAll: Database.Statement;
   requestsFor: Database.Statement;
+  setTag: Database.Statement;
+  runTags: Database.Statement;
 }
 
 /** Every statement the store runs, prepared once on `db`. */
@@ -242,5 +244,11 @@ export function prepareStatements(db: Database.Database): Statements {
     requestsFor: p(
       "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL AND run_id = ? ORDER BY id",
     ),
+    // The run's created_at goes with the tag (the index orders a tag's runs by it); no such run: no row.
+    setTag: p(`INSERT INTO run_tags (run_id, name, value, run_created_at)
+      SELECT id, ?2, ?3, created_at FROM runs WHERE id = ?1
+      ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value`),
+    runTags: p(`SELECT run_id AS runId, name, value FROM run_tags
+      WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, name`),
   };
 }
