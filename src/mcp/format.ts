@@ -5,6 +5,7 @@ import { assertNever } from "../assert-never.js";
 import type { RunInfo, WaitInfo } from "../engine/views.js";
 import { errorLine, iso } from "../format.js";
 import { RUN_STATUSES } from "../storage/store.js";
+import { tagsText } from "./tags.js";
 
 export { brief, errorLine, iso, quote } from "../format.js";
 
@@ -42,6 +43,9 @@ export const runSummaryShape = {
   finishedAt: z.string().nullable().describe("When it finished, or null."),
   waitingOn: z.string().nullable().describe("What a waiting, sleeping or retrying run waits for."),
   error: z.string().nullable().describe("The error of a failed run, one line."),
+  tags: z
+    .record(z.string(), z.string())
+    .describe("The run's tags: names to values (empty when it has none)."),
   uri: z.string().describe("Resource address of the run."),
 };
 
@@ -55,6 +59,7 @@ export type RunSummary = {
   finishedAt: string | null;
   waitingOn: string | null;
   error: string | null;
+  tags: Record<string, string>;
   uri: string;
 };
 
@@ -70,6 +75,7 @@ export function runSummary(run: RunInfo, uri: string): RunSummary {
     finishedAt: iso(run.finishedAt),
     waitingOn: waitText(run.waiting),
     error: errorLine(run.error, 200),
+    tags: run.tags,
     uri,
   };
 }
@@ -77,7 +83,8 @@ export function runSummary(run: RunInfo, uri: string): RunSummary {
 /** `invoice/42 [waiting] v2 — message on queue "decisions"...` */
 export function runLine(s: RunSummary): string {
   const extra = s.waitingOn ? ` — waits for ${s.waitingOn}` : s.error ? ` — ${s.error}` : "";
-  return `${s.workflow}/${s.key} [${s.status}] v${s.version}, created ${s.createdAt}${extra}`;
+  const tags = tagsText(s.tags);
+  return `${s.workflow}/${s.key} [${s.status}] v${s.version}, created ${s.createdAt}${tags ? ` {${tags}}` : ""}${extra}`;
 }
 
 /** Times an entry's detail records in ms since the epoch (a sleep's or wait's end, a message's arrival). */

@@ -25,6 +25,8 @@ export const LIMITS = {
   uri: 4096,
   /** A completion's typed prefix or context argument. */
   completion: 2000,
+  /** A tag's name or value (the engine's limits are tighter, 64 and 256: it refuses what passes these, naming them). */
+  tag: 1024,
 } as const;
 
 /** Open HTTP sessions a server keeps at once; more initializes answer 503 (`--max-sessions`). */

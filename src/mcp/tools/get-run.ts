@@ -8,6 +8,7 @@ import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
 import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
+import { tagsOutput, tagsText } from "../tags.js";
 import { historyUri, runUri, stateUri } from "../uris.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
@@ -26,13 +27,14 @@ export const getRun = defineTool({
   name: "get_run",
   title: "Get a run",
   description:
-    "Shows one run: status, version, input, current state, output, the last error (with stack), what it waits on (for a queue wait, the JSON Schema the message must match), counts of history entries by status, the failed entry, pending messages, and suggested next tool calls. Use it after list_runs, or to check on a run you know. For the step-by-step record use get_history; for one entry whole, get_step.",
+    "Shows one run: status, version, tags, input, current state, output, the last error (with stack), what it waits on (for a queue wait, the JSON Schema the message must match), counts of history entries by status, the failed entry, pending messages, and suggested next tool calls. Use it after list_runs, or to check on a run you know. For the step-by-step record use get_history; for one entry whole, get_step.",
   input: runAddress,
   output: {
     workflow: z.string().describe("Workflow name."),
     key: z.string().describe("Run key."),
     status: runStatusSchema.describe("Run status."),
     version: z.number().describe("Workflow version the run is pinned to."),
+    tags: tagsOutput,
     input: z.unknown().describe("The run's input."),
     state: z.unknown().describe("The run's current state."),
     output: z.unknown().describe("The result of a completed run, else null."),
@@ -182,6 +184,7 @@ export const getRun = defineTool({
         key,
         status: info.status,
         version: info.version,
+        tags: info.tags,
         input: s.value(info.input, uris.run, "The run, whole"),
         state: s.value(info.state, uris.state, "The run's state"),
         output: s.value(info.output, uris.run, "The run, whole"),
@@ -209,6 +212,7 @@ export const getRun = defineTool({
       const lines = [
         `Run ${workflow}/${key}: ${info.status} (v${info.version}${executing ? ", executing now" : ""}), created ${structured.createdAt}, ${entries.length} entries${failed ? `, failed entry "${failed.path}"` : ""}.`,
       ];
+      if (Object.keys(info.tags).length) lines.push(`Tags: ${tagsText(info.tags)}.`);
       if (parent) lines.push(`Started by ${parent.workflow}/${parent.key} (${parent.status}).`);
       if (children.length)
         lines.push(

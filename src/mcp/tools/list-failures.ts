@@ -5,13 +5,14 @@ import { fitAnswer, fitItems } from "../budget.js";
 import { ToolError } from "../errors.js";
 import { quote } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
+import { tagsArg, tagsInput, tagsText } from "../tags.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
 export const listFailures = defineTool({
   name: "list_failures",
   title: "List failures by signature",
   description:
-    'Answers "what is failing most?": failed and still-retrying runs since a time (default: the last 7 days), grouped by error signature (workflow, failing entry, error name and message with numbers, ids and quoted values normalised), most frequent first, each with its count, first and last seen, a few run keys, a diagnose_run call for its latest run and the replay_runs call (a dry run) that replays all of them once fixed. The signature of every failing run is stored when it fails, so the counts are complete at any scale. Use it to spot a systematic failure before diagnosing one run.',
+    'Answers "what is failing most?": failed and still-retrying runs since a time (default: the last 7 days), grouped by error signature (workflow, failing entry, error name and message with numbers, ids and quoted values normalised), most frequent first, each with its count, first and last seen, a few run keys, a diagnose_run call for its latest run and the replay_runs call (a dry run) that replays all of them once fixed. The signature of every failing run is stored when it fails, so the counts are complete at any scale. Narrow it by tags to ask "what fails for customer c-9?". Use it to spot a systematic failure before diagnosing one run.',
   input: {
     since: bounded(LIMITS.time, "since")
       .optional()
@@ -19,6 +20,7 @@ export const listFailures = defineTool({
     workflow: bounded(LIMITS.name, "workflow")
       .optional()
       .describe("Only runs of this workflow (exact name, see list_workflows)."),
+    tags: tagsInput("Only failing runs holding every one of these tags."),
     limit: z.number().int().min(1).max(50).optional().describe("Signatures to return, 1-50 (default 10)."),
   },
   output: {
@@ -75,6 +77,7 @@ export const listFailures = defineTool({
     const list = await ctx.engine.listFailures({
       ...(since !== undefined ? { since } : {}),
       ...(args.workflow !== undefined ? { workflow: args.workflow } : {}),
+      ...tagsArg(args.tags),
       limit: args.limit ?? 10,
     });
     const all = list.failures.map((f) => ({
@@ -89,7 +92,7 @@ export const listFailures = defineTool({
     );
     const text = failures.length
       ? `${failures.length} failure signature${failures.length === 1 ? "" : "s"} since ${list.since} (${list.scanned} failed or retrying runs in all):\n${lines.join("\n")}`
-      : `No failed or retrying runs since ${list.since}${args.workflow ? ` in workflow ${quote(args.workflow)}` : ""} in ${ctx.database}.`;
+      : `No failed or retrying runs since ${list.since}${args.workflow ? ` in workflow ${quote(args.workflow)}` : ""}${args.tags && Object.keys(args.tags).length ? ` tagged ${tagsText(args.tags)}` : ""} in ${ctx.database}.`;
     return fitAnswer(() => ({
       text,
       structured: { since: list.since, scanned: list.scanned, complete: list.complete, failures },

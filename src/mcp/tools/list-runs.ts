@@ -6,6 +6,7 @@ import { fitAnswer, fitItems } from "../budget.js";
 import { ToolError } from "../errors.js";
 import { quote, runLine, runStatusSchema, runSummary, runSummaryShape } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
+import { tagsArg, tagsInput } from "../tags.js";
 import { runUri } from "../uris.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
@@ -25,7 +26,7 @@ export const listRuns = defineTool({
   name: "list_runs",
   title: "List runs",
   description:
-    "Finds runs, newest first, filtered by workflow, status, key (exact or substring), creation time or error text. Each run comes back as a one-line summary (status, what it waits for, its error). Use it to find failed runs (status: failed), runs waiting for a message (status: waiting), or a run whose key you half know. Pass nextCursor back as cursor for the next page. For one run's details use get_run.",
+    "Finds runs, newest first, filtered by workflow, status, key (exact or substring), tags (exact values, all must match: e.g. every run of customer c-9), creation time or error text. Each run comes back as a one-line summary (status, what it waits for, its error). Use it to find failed runs (status: failed), runs waiting for a message (status: waiting), or a run whose key you half know. Pass nextCursor back as cursor for the next page. For one run's details use get_run.",
   input: {
     workflow: bounded(LIMITS.name, "workflow")
       .optional()
@@ -51,6 +52,9 @@ export const listRuns = defineTool({
     createdBefore: bounded(LIMITS.time, "createdBefore")
       .optional()
       .describe("Only runs created before this ISO time."),
+    tags: tagsInput(
+      "Only runs holding every one of these tags (read from an index: fast at any number of runs).",
+    ),
     limit: z.number().int().min(1).max(100).optional().describe("Runs per page, 1-100 (default 25)."),
     cursor: bounded(LIMITS.cursor, "cursor")
       .optional()
@@ -72,6 +76,7 @@ export const listRuns = defineTool({
       ...(args.key !== undefined ? { key: args.key } : {}),
       ...(args.keyContains ? { keyContains: args.keyContains } : {}),
       ...(args.errorContains ? { errorContains: args.errorContains } : {}),
+      ...tagsArg(args.tags),
       ...(createdAfter !== undefined ? { createdAfter } : {}),
       ...(createdBefore !== undefined ? { createdBefore } : {}),
       ...(args.cursor ? { cursor: args.cursor } : {}),

@@ -5,6 +5,7 @@ import { fitAnswer } from "../budget.js";
 import { nameList, ToolError } from "../errors.js";
 import { quote, runSummary, runSummaryShape } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
+import { tagsArg, tagsInput } from "../tags.js";
 import { runUri } from "../uris.js";
 import { defineTool } from "./tool.js";
 
@@ -12,7 +13,7 @@ export const startRun = defineTool({
   name: "start_run",
   title: "Start a run",
   description:
-    "Starts a run of a workflow under a key, with an input. Idempotent by key: if a run with that key exists, nothing new starts and the existing run is returned (created: false). Only works when this server runs the workflow's code (waymark mcp --registry); beside an application, start runs from the application. Follow the new run with wait_for_run or get_run.",
+    "Starts a run of a workflow under a key, with an input. Idempotent by key: if a run with that key exists, nothing new starts and the existing run is returned (created: false, its own tags kept). Only works when this server runs the workflow's code (waymark mcp --registry); beside an application, start runs from the application. Follow the new run with wait_for_run or get_run.",
   input: {
     workflow: bounded(LIMITS.name, "workflow").describe("Workflow name (see list_workflows)."),
     key: bounded(LIMITS.key, "key")
@@ -22,6 +23,9 @@ export const startRun = defineTool({
       .unknown()
       .optional()
       .describe("The run's input (JSON), as the workflow's run function expects it."),
+    tags: tagsInput(
+      "Tags stored with the run when this creates it, to find it by (list_runs, list_failures).",
+    ),
   },
   output: {
     created: z
@@ -54,7 +58,7 @@ export const startRun = defineTool({
       );
     }
     const existed = (await engine.findRun(args.workflow, args.key)) !== undefined;
-    const handle = await engine.getOrCreate(args.workflow, args.key, args.input);
+    const handle = await engine.getOrCreate(args.workflow, args.key, args.input, tagsArg(args.tags));
     const info = await handle.info();
     const run = runSummary(info, runUri(info.workflow, info.key));
     return fitAnswer(() => ({
