@@ -68,6 +68,31 @@ describe.each(BACKENDS)("$name store: tags", (backend) => {
     expect(await keys({ tags: { region: "eu" } })).toEqual([]);
   });
 
+  it("a pruned run's tags are deleted with it; a kept run keeps its own", async () => {
+    const store = await (await backend.fresh()).open();
+    const { run: old } = await createTagged(store, "old", { customer: "c-9" });
+    const { run: kept } = await createTagged(store, "kept", { customer: "c-9" }, T0 + 1000);
+    for (const [r, at] of [
+      [old, T0 + 10],
+      [kept, T0 + 2000],
+    ] as const) {
+      await store.commit(
+        batch(at, { runs: [{ id: r.id, status: "completed", finishedAt: at, updatedAt: at }] }),
+      );
+    }
+    const pruned = await store.pruneRuns(
+      [{ workflow: "wf", status: "completed", finishedBefore: T0 + 500 }],
+      10,
+    );
+    expect(pruned).toEqual([{ workflow: "wf", status: "completed", count: 1 }]);
+    expect(await store.runTags([old.id, kept.id])).toEqual([
+      { runId: kept.id, name: "customer", value: "c-9" },
+    ]);
+    expect((await store.listRuns({ tags: { customer: "c-9" }, limit: 10 })).map((r) => r.key)).toEqual([
+      "kept",
+    ]);
+  });
+
   it("a batch whose other write fails stores none of its tags", async () => {
     const store = await (await backend.fresh()).open();
     const run = await createRun(store, "a", { owner: "p1" });

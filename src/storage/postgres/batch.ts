@@ -15,8 +15,8 @@ import {
   type MessageResult,
   type RunPatch,
   type RunRow,
-  type TagRow,
   SLOT_STATUSES,
+  type TagRow,
   type WriteBatch,
 } from "../store.js";
 import { PostgresSlots, type SlotKey } from "./slots.js";

@@ -28,6 +28,7 @@ export function pruneStatements(t: Tables) {
       `DELETE FROM ${t.messages} WHERE run_id = ${ids}`,
       `DELETE FROM ${t.requests} WHERE run_id = ${ids}`,
       `DELETE FROM ${t.rejections} WHERE run_id = ${ids}`,
+      `DELETE FROM ${t.runTags} WHERE run_id = ${ids}`,
       `UPDATE ${t.runs} SET parent_run_id = NULL WHERE parent_run_id = ${ids}`,
       `UPDATE ${t.schedules} SET last_run_id = NULL WHERE last_run_id = ${ids}`,
       `DELETE FROM ${t.runs} WHERE id = ${ids}`,

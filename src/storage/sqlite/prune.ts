@@ -37,6 +37,7 @@ export class SqlitePruner {
       `DELETE FROM messages WHERE run_id IN ${ids}`,
       `DELETE FROM requests WHERE run_id IN ${ids}`,
       `DELETE FROM rejections WHERE run_id IN ${ids}`,
+      `DELETE FROM run_tags WHERE run_id IN ${ids}`,
       `UPDATE runs SET parent_run_id = NULL WHERE parent_run_id IN ${ids}`,
       `UPDATE schedules SET last_run_id = NULL WHERE last_run_id IN ${ids}`,
       `DELETE FROM runs WHERE id IN ${ids}`,
