@@ -322,7 +322,11 @@ async function bindDemo(port: number, fallback: boolean): Promise<Server> {
 /** Serves the inspector at / and MCP at /mcp on the bound listener. */
 function serveDemo(engine: DemoEngine, server: Server): Promise<HttpHandle> {
   const core = engine as unknown as WaymarkEngine;
-  return serveHttp(() => createMcpServer(core), {
+  // The listener is bound: its address is the inspector's root, which MCP answers about a run link to.
+  const address = server.address();
+  const inspectorUrl =
+    address && typeof address === "object" ? `http://127.0.0.1:${address.port}/` : undefined;
+  return serveHttp(() => createMcpServer(core, inspectorUrl ? { inspectorUrl } : {}), {
     server,
     host: "127.0.0.1",
     mount: createInspector(core),

@@ -109,8 +109,14 @@ export async function run(argv: string[]): Promise<number> {
     return err instanceof UsageError ? 2 : 1;
   }
 
+  // The inspector's root once the HTTP server listens: every session made after that links runs to it.
+  let inspectorUrl: string | undefined;
   const factory = () =>
-    createMcpServer(engine, { readOnly: args.readOnly, maxSubscriptions: args.maxSubscriptions });
+    createMcpServer(engine, {
+      readOnly: args.readOnly,
+      maxSubscriptions: args.maxSubscriptions,
+      ...(inspectorUrl ? { inspectorUrl } : {}),
+    });
   let stop!: () => void;
   const stopped = new Promise<void>((resolve) => {
     stop = resolve;
@@ -132,6 +138,7 @@ export async function run(argv: string[]): Promise<number> {
         mount: createInspector(engine, { readOnly: args.readOnly }),
         metrics: () => engine.metrics.scrape(),
       });
+      inspectorUrl = http.url.replace(/\/mcp$/, "/");
       say(
         `listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`,
       );

@@ -281,6 +281,10 @@ export class InspectorApi {
         cancel: writable && !terminal,
         replay: writable,
       },
+      writes: {
+        count: await this.engine.audit.count({ workflow, key }),
+        entries: (await this.engine.audit.list({ workflow, key, limit: 20 })).entries,
+      },
       serverNow: now,
     };
   }

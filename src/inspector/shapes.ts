@@ -2,6 +2,7 @@
 
 import type { Diagnosis } from "../diagnosis/types.js";
 import type { EntryDetail, SendResult } from "../engine/api.js";
+import type { AuditEntry } from "../engine/audit-types.js";
 import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.js";
 import type { ErrorInfo } from "../engine/error-info.js";
 import type { ReplayPlan } from "../engine/replay.js";
@@ -208,6 +209,8 @@ export interface RunAnswer {
   waiting: WaitView[];
   queues: QueueView[];
   can: RunActions;
+  /** The writes made to this run (MCP, inspector, CLI), newest first: how many, and the latest 20. */
+  writes?: { count: number; entries: AuditEntry[] };
   serverNow: number;
 }
 

@@ -16,6 +16,11 @@ export interface McpServerOptions {
   name?: string;
   /** Server version reported to clients. */
   version?: string;
+  /**
+   * The run inspector's root URL (e.g. http://127.0.0.1:3920/) when this HTTP server serves it: answers about a
+   * run then link to its page there. Unset over stdio: no links.
+   */
+  inspectorUrl?: string;
   /** Subscriptions one session may hold at once (default DEFAULT_MAX_SUBSCRIPTIONS in limits.ts). */
   maxSubscriptions?: number;
 }

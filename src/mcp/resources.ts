@@ -7,6 +7,7 @@ import type { McpContext } from "./context.js";
 import { quote } from "./format.js";
 import { LIMITS } from "./limits.js";
 import { findEntry } from "./tools/get-step.js";
+import { AUDIT_URI } from "./tools/list-audit.js";
 import { collectWorkflows } from "./tools/list-workflows.js";
 import { parseRunUri, runUri, WORKFLOWS_URI } from "./uris.js";
 
@@ -85,6 +86,24 @@ export function registerResources(mcp: McpServer, ctx: McpContext): void {
       mimeType: "application/json",
     },
     async (uri) => json(uri.toString(), { workflows: await collectWorkflows(ctx) }),
+  );
+
+  mcp.registerResource(
+    "audit",
+    AUDIT_URI,
+    {
+      title: "Audit of writes",
+      description:
+        "The newest 200 writes made through MCP, the inspector and the CLI, whole (list_audit filters and pages them).",
+      mimeType: "application/json",
+    },
+    async (uri) => {
+      const [page, total] = await Promise.all([
+        ctx.engine.audit.list({ limit: 200 }),
+        ctx.engine.audit.count(),
+      ]);
+      return json(uri.toString(), { total, entries: page.entries, olderCursor: page.nextCursor });
+    },
   );
 
   const complete = {

@@ -11,6 +11,7 @@ import { AuditTap } from "./audit-tap.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";
 import { SessionGuard } from "./guard.js";
+import { addressesRun, inspectorShape, withLinks } from "./links.js";
 import { registerPrompts } from "./prompts.js";
 import { registerResources } from "./resources.js";
 import { registerSubscriptions } from "./subscriptions.js";
@@ -33,11 +34,14 @@ Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold
 
 /** Registers one tool; a tool with a view is registered through the MCP Apps helper, which adds its _meta.ui. */
 function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
+  // With the HTTP inspector, the answers about one run link to its page there (see links.ts).
+  const base = ctx.options.inspectorUrl;
+  const links = base !== undefined && addressesRun(tool.input);
   const config = {
     title: tool.title,
     description: tool.description,
     inputSchema: tool.input,
-    outputSchema: tool.output,
+    outputSchema: links ? { ...tool.output, ...inspectorShape } : tool.output,
     annotations: tool.annotations,
   };
   const register = (cb: never) =>
@@ -49,6 +53,7 @@ function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
     let result: CallToolResult;
     try {
       result = await tool.handler(args as never, ctx, extra);
+      if (links) result = withLinks(result, tool.name, args, base);
     } catch (err) {
       result = errorResult(err);
     }

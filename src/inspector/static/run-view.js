@@ -13,6 +13,7 @@ import { RunHead } from "./run-head.js";
 import { RunValues } from "./run-values.js";
 import { Timeline } from "./timeline.js";
 import { WaitingPanel } from "./waiting.js";
+import { WritesPanel } from "./writes.js";
 
 /** @typedef {import("./types.js").RunAnswer} RunAnswer */
 /** @typedef {import("./types.js").HistoryAnswer} HistoryAnswer */
@@ -115,5 +116,6 @@ export function RunView(/** @type {RunViewState & { actions: RunViewActions }} *
       }),
     ),
     h(RunValues, { run }),
+    h(WritesPanel, { writes: answer.writes }),
   );
 }

@@ -10,6 +10,7 @@ import { brief, errorLine, iso, runStatusSchema, waitText } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
 import { tagsOutput, tagsText } from "../tags.js";
 import { historyUri, runUri, stateUri } from "../uris.js";
+import { whoLine } from "./list-audit.js";
 import { defineTool, READ_ONLY } from "./tool.js";
 
 export const runAddress = {
@@ -21,6 +22,26 @@ export const runAddress = {
 export async function queueJsonSchema(ctx: McpContext, workflow: string, version: number, queue: string) {
   const meta = (await ctx.engine.published()).get(`${workflow}@${version}`);
   return meta?.queues[queue];
+}
+
+/** The newest writes to a run in the audit (made through any surface), with their count and the call for all. */
+async function runWrites(ctx: McpContext, workflow: string, key: string) {
+  const filter = { workflow, key };
+  const [page, count] = await Promise.all([
+    ctx.engine.audit.list({ ...filter, limit: 3 }),
+    ctx.engine.audit.count(filter),
+  ]);
+  return {
+    count,
+    latest: page.entries.map((e) => ({
+      id: e.id,
+      at: e.at,
+      action: e.action,
+      by: whoLine(e),
+      outcome: e.outcome.ok ? "ok" : e.outcome.code,
+    })),
+    more: `list_audit ${JSON.stringify(filter)}`,
+  };
 }
 
 export const getRun = defineTool({
@@ -78,6 +99,25 @@ export const getRun = defineTool({
       .describe(
         "Runs this run started with ctx.child, oldest first (get_run or diagnose_run them by address).",
       ),
+    writes: z
+      .object({
+        count: z
+          .number()
+          .describe("Writes recorded against this run (MCP, inspector, CLI), refused ones too."),
+        latest: z
+          .array(
+            z.object({
+              id: z.number().describe("The write's id in the audit."),
+              at: z.string().describe("When (ISO)."),
+              action: z.string().describe("The tool or action."),
+              by: z.string().describe("Surface and client, in a few words."),
+              outcome: z.string().describe('"ok", or the error code of a refused write.'),
+            }),
+          )
+          .describe("The newest few, newest first."),
+        more: z.string().describe("The list_audit call that lists them all."),
+      })
+      .describe("Writes made to this run (the audit)."),
     createdAt: z.string().describe("ISO time."),
     updatedAt: z.string().describe("ISO time."),
     finishedAt: z.string().nullable().describe("ISO time, or null."),
@@ -112,6 +152,7 @@ export const getRun = defineTool({
     for (const e of entries) byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
     const failed = entries.filter((e) => e.status === "failed").at(-1) ?? null;
     const pending = await ctx.engine.listMessages(row.id, { limit: 100 });
+    const writes = await runWrites(ctx, row.workflow, row.key);
     const waiting: Array<{
       kind: WaitKind;
       entry: string;
@@ -202,6 +243,7 @@ export const getRun = defineTool({
         updatedAt: iso(info.updatedAt)!,
         finishedAt: iso(info.finishedAt),
         counts: { entries: entries.length, byStatus, pendingMessages: pending.length },
+        writes,
         failedEntry: failed?.path ?? null,
         pendingMessages: pending
           .slice(0, 10)
@@ -231,6 +273,10 @@ export const getRun = defineTool({
       lines.push(`Input: ${brief(info.input)}`, `State: ${brief(info.state, 300)}`);
       if (info.status === "completed") lines.push(`Output: ${brief(info.output, 300)}`);
       if (pending.length) lines.push(`${pending.length} message(s) not yet consumed.`);
+      if (writes.count)
+        lines.push(
+          `Writes (audit): ${writes.count}; latest ${writes.latest.map((w) => `${w.action} ${w.outcome} by ${w.by} at ${w.at}`).join("; ")}. All: ${writes.more}.`,
+        );
       if (nextActions.length) lines.push(`Next: ${nextActions.join(" | ")}`);
       return { text: lines.join("\n"), structured };
     });

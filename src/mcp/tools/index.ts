@@ -8,6 +8,7 @@ import { diagnoseRun } from "./diagnose-run.js";
 import { getHistory } from "./get-history.js";
 import { getRun } from "./get-run.js";
 import { getStep } from "./get-step.js";
+import { listAudit } from "./list-audit.js";
 import { listFailures } from "./list-failures.js";
 import { listRuns } from "./list-runs.js";
 import { listSchedules } from "./list-schedules.js";
@@ -32,6 +33,7 @@ export const TOOLS = [
   listFailures,
   listSchedules,
   reviewApprovals,
+  listAudit,
   sendMessage,
   replayRun,
   replayRuns,
