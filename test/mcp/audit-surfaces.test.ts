@@ -128,7 +128,7 @@ test("over HTTP: writes audited with client and session, list_audit filters, get
   const writes = page.locator("section.writes");
   await writes.getByRole("heading", { name: "Writes (3)" }).waitFor({ timeout: 60_000 });
   expect(await writes.locator("tbody tr").count()).toBe(3);
-  expect(await writes.locator("tr.refused .write-outcome").innerText()).toContain("INVALID_MESSAGE");
+  expect(await writes.locator("tr.refused .write-outcome").textContent()).toContain("INVALID_MESSAGE");
 });
 
 test("over stdio: writes audited with the client's name and version; answers carry no inspector link", {

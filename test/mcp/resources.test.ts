@@ -20,7 +20,11 @@ test("workflows, runs, history, state and steps read as JSON; keys are percent-e
   const engine = await waitingApproval();
   const client = await connect(closer, engine);
   const { resources } = await client.listResources();
-  expect(resources.map((r) => r.uri)).toEqual(["waymark://workflows", "waymark://runs/approval/order%2F7"]);
+  expect(resources.map((r) => r.uri)).toEqual([
+    "waymark://workflows",
+    "waymark://audit",
+    "waymark://runs/approval/order%2F7",
+  ]);
   const { resourceTemplates } = await client.listResourceTemplates();
   expect(resourceTemplates.map((t) => t.uriTemplate).sort()).toEqual([
     "waymark://runs/{workflow}/{key}",

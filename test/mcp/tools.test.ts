@@ -39,6 +39,7 @@ describe("tool list", () => {
         "list_failures",
         "list_runs",
         "list_schedules",
+        "list_audit",
         "list_workflows",
         "review_approvals",
         "pause_schedule",
@@ -76,6 +77,7 @@ describe("tool list", () => {
       "list_failures",
       "list_schedules",
       "review_approvals",
+      "list_audit",
       "wait_for_run",
     ]);
   });
