@@ -8,6 +8,8 @@ import { takeLogFormat } from "./log-format.js";
 const VERBS: Record<string, string> = {
   "apps-host":
     "Try the MCP Apps views by hand: a test host page on 127.0.0.1 for a Waymark MCP server: waymark apps-host --url http://127.0.0.1:4000/mcp [--port n].",
+  cancel:
+    "Cancel many unfinished runs by signature, workflow, status or keys: a dry run makes a plan, --plan acts: waymark cancel --workflow w --status waiting [--plan TOKEN] [--db file].",
   check:
     "Before a deploy: replay unfinished runs against the new code, list those that would fail: waymark check --registry module [--db file].",
   demo: "Run the sample workflows against a local fake API and serve them (npm start).",
@@ -19,6 +21,8 @@ const VERBS: Record<string, string> = {
   mcp: "Serve a database over MCP: waymark mcp [--stdio | --http [host:]port] [--db file] [--create] [--registry module].",
   prune:
     "Delete finished runs older than an age, or count them: waymark prune --older-than 30d [--status failed] [--dry-run] [--db file].",
+  replay:
+    "Replay many failed runs after a fix, by signature, workflow, status or keys: a dry run makes a plan, --plan acts: waymark replay --signature s [--dry-run] [--plan TOKEN] [--db file].",
   schedules:
     "List the schedules (next due, last run), or pause or resume one: waymark schedules [list | pause <name> | resume <name>] [--db file].",
 };

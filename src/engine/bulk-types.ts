@@ -2,6 +2,7 @@
 // the machinery so the public interface names them without importing it.
 
 import type { PlanAction, RunStatus } from "../storage/store.js";
+import type { AuditWrite } from "./audit-types.js";
 
 export type { PlanAction } from "../storage/store.js";
 
@@ -147,6 +148,8 @@ export interface BulkControl {
       by?: string;
       onProgress?: (p: BulkProgress) => Promise<void> | void;
       signal?: AbortSignal;
+      /** Who asks: each run acted on (or refused) is recorded in the audit against that run, as this write. */
+      audit?: Omit<AuditWrite, "run" | "args">;
     },
   ): Promise<BulkResult>;
 }

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { InvalidInputError, PlanError } from "../errors.js";
 import type { PlanOutcome, PlanRow, RunQuery, RunRow } from "../storage/store.js";
+import type { AuditWrite } from "./audit-types.js";
 import { bySignature, checkSelector, judge, MAX_PLAN_RUNS, matches, PLAN_TTL_MS } from "./bulk-plan.js";
 import type {
   BulkControl,
@@ -197,6 +198,7 @@ export class Bulk implements BulkControl {
       by?: string;
       onProgress?: (p: BulkProgress) => Promise<void> | void;
       signal?: AbortSignal;
+      audit?: Omit<AuditWrite, "run" | "args">;
     } = {},
   ): Promise<BulkResult> {
     const info = await this.plan(token);
@@ -239,7 +241,19 @@ export class Bulk implements BulkControl {
         const outcomes: Array<PlanOutcome & { row: RunRow | undefined }> = [];
         for (const b of batch) {
           const row = runs.get(b.runId);
-          outcomes.push({ ...(await this.act(info, row, by)), runId: b.runId, row });
+          const outcome = await this.act(info, row, by);
+          outcomes.push({ ...outcome, runId: b.runId, row });
+          if (options.audit && row && outcome.outcome !== "skipped")
+            await this.engine.audit.record(
+              {
+                ...options.audit,
+                run: { workflow: row.workflow, key: row.key, runId: row.id },
+                args: { plan: token },
+              },
+              outcome.outcome === "refused"
+                ? { ok: false, code: "REFUSED", message: outcome.reason ?? "refused" }
+                : { ok: true },
+            );
         }
         const recorded = new Set(
           await this.engine.store.recordPlanOutcomes(

@@ -280,6 +280,15 @@ export async function bulkHandler(
     action,
     ...(args.batchSize !== undefined ? { batchSize: args.batchSize } : {}),
     by: `mcp:${client?.name ?? "client"} (${v.tool})`,
+    audit: {
+      surface: "mcp",
+      client: {
+        ...(client?.name ? { name: client.name } : {}),
+        ...(client?.version ? { version: client.version } : {}),
+        ...(extra.sessionId ? { session: extra.sessionId } : {}),
+      },
+      action: v.tool,
+    },
     signal: extra.signal,
     onProgress: async (p) => {
       if (token === undefined) return;
