@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { toMs } from "../engine/duration.js";
 import { RETENTION_STATUSES, type RetentionStatus } from "../engine/retention.js";
 import { attach, DEFAULT_DATABASE, type PruneResult } from "../index.js";
+import { cliClient } from "./audit-client.js";
 import { databaseProblem } from "./database-arg.js";
 import { verbError } from "./verb-error.js";
 
@@ -96,12 +97,19 @@ export async function run(
   }
   const engine = await attach({ database });
   try {
-    const result = await engine.prune({
+    const options = {
       olderThan: /^\d+$/.test(olderThan) ? Number(olderThan) : olderThan,
       ...(values.status ? { status: values.status as RetentionStatus[] } : {}),
       ...(values.workflow ? { workflows: values.workflow } : {}),
       dryRun: values["dry-run"] ?? false,
-    });
+    };
+    // A real prune deletes runs: it goes in the audit (which it never deletes); a dry run only reads.
+    const result = options.dryRun
+      ? await engine.prune(options)
+      : await engine.audit.around(
+          { surface: "cli", client: cliClient("prune"), action: "prune", args: options },
+          () => engine.prune(options),
+        );
     if (values.json) io.out.write(`${JSON.stringify(result, null, 2)}\n`);
     else io.out.write(describe(result, olderThan, engine.database()));
     return 0;

@@ -91,6 +91,16 @@ describe.each([
     const younger = await prune(["--older-than", "1w", "--db", db]);
     expect(younger.stdout).toMatch(/^Deleted 1 run finished more than 1w ago/);
     expect(await keys()).toEqual(["a-1"]);
+
+    // The real prunes are in the audit (dry runs only read), with the CLI's user and pid; pruning keeps it.
+    const reader = closeLater(await setup({ use: {} }).start({ database: db, deployCheck: false }));
+    const audit = (await reader.audit.list({ surface: "cli" })).entries;
+    expect(audit.map((e) => [e.action, (e.args as { olderThan: string }).olderThan, e.outcome.ok])).toEqual([
+      ["prune", "1w", true],
+      ["prune", "30d", true],
+      ["prune", "30d", true],
+    ]);
+    expect(audit[0]!.client).toMatchObject({ name: "waymark prune", pid: expect.any(Number) });
   });
 });
 
