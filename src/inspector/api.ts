@@ -3,7 +3,7 @@
 //   GET  /api/meta                                  read-only flag, mode, statuses, the server's clock
 //   GET  /api/workflows                             workflows with run counts by status, and the totals
 //   GET  /api/schedules                             every schedule: next due, paused or orphaned, last run
-//   GET  /api/runs?workflow&status&key&error&after&before&cursor&limit    newest first, a page at a time
+//   GET  /api/runs?workflow&status&key&error&tag=name=value...&after&before&cursor&limit    newest first, a page at a time
 //   GET  /api/runs/:workflow/:key                   the run, what it waits on (with message schemas), queues
 //   GET  /api/runs/:workflow/:key/history           every entry's timing, attempts and status (the first 10,000)
 //   GET  /api/runs/:workflow/:key/entries/:id       one entry whole, with the state before and after it
@@ -20,6 +20,7 @@ import type { WaymarkEngine } from "../engine/api.js";
 import { outcomeOf } from "../engine/audit.js";
 import type { AuditClient, AuditTarget } from "../engine/audit-types.js";
 import type { ListRunsOptions } from "../engine/listing.js";
+import { cut } from "../format.js";
 import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
 import { ApiError, readJson } from "./respond.js";
 import {
@@ -73,6 +74,22 @@ function time(value: string | null, what: string): number | undefined {
   if (!Number.isFinite(ms))
     throw new ApiError(400, "INVALID_INPUT", `${what} must be an ISO time or milliseconds; got "${value}".`);
   return ms;
+}
+
+/** `tag=customer=c-9&tag=region=eu` as { customer: "c-9", region: "eu" } (the engine checks the limits). */
+function tagParams(values: string[]): Record<string, string> | undefined {
+  const tags: Record<string, string> = {};
+  for (const v of values) {
+    const at = v.indexOf("=");
+    if (at <= 0)
+      throw new ApiError(
+        400,
+        "INVALID_TAG",
+        `tag takes name=value, e.g. tag=customer=c-9; got "${cut(v, 80)}".`,
+      );
+    tags[v.slice(0, at)] = v.slice(at + 1);
+  }
+  return values.length ? tags : undefined;
 }
 
 function segment(raw: string, what: string): string {
@@ -221,6 +238,8 @@ export class InspectorApi {
     if (key) options.keyContains = key;
     const error = q.get("error");
     if (error) options.errorContains = error;
+    const tags = tagParams(q.getAll("tag"));
+    if (tags) options.tags = tags;
     const after = time(q.get("after"), "after");
     const before = time(q.get("before"), "before");
     if (after !== undefined) options.createdAfter = after;

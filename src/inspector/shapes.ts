@@ -38,6 +38,8 @@ export interface RunRow {
   finishedAt: number | null;
   error: BriefError | null;
   waiting: WaitInfo[] | null;
+  /** Names to values to find the run by. */
+  tags: Record<string, string>;
 }
 
 export function runRow(r: RunInfo): RunRow {
@@ -52,6 +54,7 @@ export function runRow(r: RunInfo): RunRow {
     finishedAt: r.finishedAt,
     error: briefError(r.error),
     waiting: r.waiting,
+    tags: r.tags,
   };
 }
 

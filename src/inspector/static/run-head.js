@@ -1,10 +1,11 @@
 // @ts-check
-// The run's header: workflow and key, status, version, when it was created and finished, and its
+// The run's header: workflow and key, status, version, tags, when it was created and finished, and its
 // actions (Replay for a failed or cancelled run, Cancel while it is not finished) when they are allowed.
 
 import { h } from "preact";
 import { duration } from "./format.js";
 import { Badge, Time } from "./parts.js";
+import { Tags } from "./runs-view.js";
 
 /** @typedef {import("./types.js").RunDetail} RunDetail */
 /** @typedef {import("./types.js").RunActions} RunActions */
@@ -33,6 +34,7 @@ export function RunHead(/** @type {RunHeadProps} */ { run, can, readOnly, onRepl
       ),
       h("span", { class: "muted" }, `v${run.version}`),
       run.executing ? h("span", { class: "pill" }, "executing") : null,
+      h(Tags, { tags: run.tags, href: (pair) => `#/?tags=${encodeURIComponent(pair)}` }),
     ),
     h(
       "p",

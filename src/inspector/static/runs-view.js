@@ -1,6 +1,7 @@
 // @ts-check
 // The runs list, from data given to it: counts by status (links that filter), the filters (workflow,
-// status, key, error text, time), the page of runs newest first, and the pager.
+// status, key, error text, tags, time), the page of runs newest first (each with its tags, links that filter
+// by them), and the pager.
 
 import { h } from "preact";
 import { runHref } from "./api.js";
@@ -12,7 +13,7 @@ import { SchedulesPanel } from "./schedules-view.js";
 /** @typedef {import("./types.js").RunsAnswer} RunsAnswer */
 /** @typedef {import("./types.js").WorkflowsAnswer} WorkflowsAnswer */
 /** @typedef {Record<Filter, string>} Filters */
-/** @typedef {"workflow" | "status" | "key" | "error" | "after" | "before"} Filter */
+/** @typedef {"workflow" | "status" | "key" | "error" | "tags" | "after" | "before"} Filter */
 /**
  * @typedef {object} RunsViewProps
  * @property {Filters} filters as the address has them
@@ -27,7 +28,23 @@ import { SchedulesPanel } from "./schedules-view.js";
  */
 
 /** The filters, in the order the form shows them. */
-export const FILTERS = /** @type {const} */ (["workflow", "status", "key", "error", "after", "before"]);
+export const FILTERS = /** @type {const} */ ([
+  "workflow",
+  "status",
+  "key",
+  "error",
+  "tags",
+  "after",
+  "before",
+]);
+
+/** The tags filter's text ("customer=c-9, region=eu") as name=value pairs, blanks dropped. */
+export function tagPairs(/** @type {string} */ text) {
+  return text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+}
 
 /** What a run waits on, in a few words. */
 export function waitLine(/** @type {Pick<RunRow, "waiting">} */ run) {
@@ -49,7 +66,10 @@ export function RunsView(/** @type {RunsViewProps} */ props) {
     h(
       "section",
       { "aria-label": "Runs", "aria-live": "polite", "aria-busy": "false", class: "runs", key: "runs" },
-      h(RunsTable, { runs: props.page.runs }),
+      h(RunsTable, {
+        runs: props.page.runs,
+        tagHref: (/** @type {string} */ pair) => props.href({ ...props.filters, tags: pair }),
+      }),
       h(Pager, props),
     ),
   ];
@@ -139,6 +159,7 @@ function FilterForm(/** @type {RunsViewProps} */ { filters, statuses, workflows,
     choice("status", "Status", "any", statusChoices),
     input("key", "Key contains", { type: "search", placeholder: "e.g. expense" }),
     input("error", "Error text", { type: "search", placeholder: "e.g. 503" }),
+    input("tags", "Tags", { type: "search", placeholder: "customer=c-9, region=eu" }),
     input("after", "Created after", { type: "datetime-local" }),
     input("before", "Created before", { type: "datetime-local" }),
     h(
@@ -151,7 +172,7 @@ function FilterForm(/** @type {RunsViewProps} */ { filters, statuses, workflows,
 }
 
 /** The page of runs, or a line saying none matches. */
-function RunsTable(/** @type {{ runs: RunRow[] }} */ { runs }) {
+function RunsTable(/** @type {{ runs: RunRow[], tagHref: (pair: string) => string }} */ { runs, tagHref }) {
   if (runs.length === 0)
     return h("div", { class: "runs-table" }, h("p", { class: "empty" }, "No runs match these filters."));
   return h(
@@ -174,13 +195,13 @@ function RunsTable(/** @type {{ runs: RunRow[] }} */ { runs }) {
       h(
         "tbody",
         {},
-        runs.map((r) => h(RunLine, { run: r, key: r.id })),
+        runs.map((r) => h(RunLine, { run: r, tagHref, key: r.id })),
       ),
     ),
   );
 }
 
-function RunLine(/** @type {{ run: RunRow }} */ { run: r }) {
+function RunLine(/** @type {{ run: RunRow, tagHref: (pair: string) => string }} */ { run: r, tagHref }) {
   return h(
     "tr",
     { "data-workflow": r.workflow, "data-key": r.key, "data-status": r.status },
@@ -195,6 +216,7 @@ function RunLine(/** @type {{ run: RunRow }} */ { run: r }) {
         " / ",
         h("strong", {}, r.key),
       ),
+      h(Tags, { tags: r.tags, href: tagHref }),
     ),
     h("td", {}, `v${r.version}`),
     h("td", {}, h(Time, { ms: r.createdAt }), h("small", { class: "muted" }, ` ${relative(r.createdAt)}`)),
@@ -217,6 +239,23 @@ function RunLine(/** @type {{ run: RunRow }} */ { run: r }) {
               : `${r.error.name}: ${r.error.message}`,
           )
         : h("span", { class: "muted" }, waitLine(r) ?? ""),
+    ),
+  );
+}
+
+/** A run's tags as chips; with `href`, each links to the list filtered by it. */
+export function Tags(
+  /** @type {{ tags: Record<string, string>, href?: (pair: string) => string }} */ { tags, href },
+) {
+  const pairs = Object.entries(tags ?? {});
+  if (pairs.length === 0) return null;
+  return h(
+    "span",
+    { class: "tags", "aria-label": "Tags" },
+    pairs.map(([n, v]) =>
+      href
+        ? h("a", { class: "tag", href: href(`${n}=${v}`), key: n, "data-tag": n }, `${n}=${v}`)
+        : h("span", { class: "tag", key: n, "data-tag": n }, `${n}=${v}`),
     ),
   );
 }

@@ -5,7 +5,7 @@
 
 import { h, render } from "preact";
 import { api, debounce, follow } from "./api.js";
-import { FILTERS, RunsView } from "./runs-view.js";
+import { FILTERS, RunsView, tagPairs } from "./runs-view.js";
 
 /** @typedef {import("./types.js").RunsAnswer} RunsAnswer */
 /** @typedef {import("./types.js").WorkflowsAnswer} WorkflowsAnswer */
@@ -18,8 +18,11 @@ const PAGE = 25;
 /** The API query of a list: filters (times as milliseconds), a page's size and its cursor. */
 export function runsQuery(/** @type {Filters} */ filters, /** @type {string} */ cursor) {
   const q = new URLSearchParams();
-  for (const k of FILTERS)
-    if (filters[k]) q.set(k, k === "after" || k === "before" ? String(Date.parse(filters[k])) : filters[k]);
+  for (const k of FILTERS) {
+    if (!filters[k]) continue;
+    if (k === "tags") for (const pair of tagPairs(filters[k])) q.append("tag", pair);
+    else q.set(k, k === "after" || k === "before" ? String(Date.parse(filters[k])) : filters[k]);
+  }
   q.set("limit", String(PAGE));
   if (cursor) q.set("cursor", cursor);
   return q;

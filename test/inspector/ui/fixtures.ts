@@ -54,6 +54,7 @@ export function failedRun(key = "tax-outage", can = { send: false, cancel: false
         stack: "StepFailedError: ...\n    at run",
       },
       waiting: null,
+      tags: { customer: "c-9" },
       input: { invoice: 42 },
       state: { subtotal: 100 },
       output: null,
