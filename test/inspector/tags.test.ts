@@ -1,14 +1,10 @@
 // The inspector's runs filter by tags, on SQLite and PostgreSQL: GET /api/runs?tag=name=value (repeated:
 // ANDed) pages through the tagged runs with its cursor, every row carries its tags, a malformed or oversized
-// tag is a 400 naming the rule; and the runs list draws the Tags filter and each run's tags as links.
+// tag is a 400 naming the rule. (The list's Tags filter and tag links: ui/tags-view.test.ts.)
 
-import { h } from "preact";
-import { renderToString } from "preact-render-to-string";
 import { afterEach, describe, expect, test } from "vitest";
 import { internals } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
-import { runsQuery } from "../../src/inspector/static/runs.js";
-import { RunsView } from "../../src/inspector/static/runs-view.js";
 import { Closer, tempDb } from "../mcp/helpers.js";
 import { tempSchema } from "../postgres/pg.js";
 import { request, serveInspector } from "./helpers.js";
@@ -55,52 +51,4 @@ describe.each([
     expect(long.json.error.code).toBe("TAG_LIMIT_EXCEEDED");
     expect(long.json.error.message).toContain("has 300 characters; the limit is 256");
   });
-});
-
-test("the runs list has a Tags filter, sends it as tag=name=value pairs, and links each run's tags", () => {
-  const filters = {
-    workflow: "",
-    status: "",
-    key: "",
-    error: "",
-    tags: "customer=c-9, region=eu",
-    after: "",
-    before: "",
-  };
-  expect(runsQuery(filters, "").getAll("tag")).toEqual(["customer=c-9", "region=eu"]);
-  const html = renderToString(
-    h(RunsView, {
-      filters,
-      statuses: ["completed"],
-      page: {
-        runs: [
-          {
-            id: 1,
-            workflow: "order",
-            key: "o-1",
-            status: "completed",
-            version: 1,
-            createdAt: 0,
-            updatedAt: 0,
-            finishedAt: 0,
-            error: null,
-            waiting: null,
-            tags: { customer: "c-9", tier: "<gold>" },
-          },
-        ],
-        nextCursor: null,
-        serverNow: 0,
-      },
-      workflows: { workflows: [], totals: {} } as never,
-      schedules: [],
-      pageNumber: 1,
-      href: (f) => `#/?tags=${encodeURIComponent(f.tags)}`,
-      onFilter: () => {},
-      onTurn: () => {},
-    }),
-  );
-  expect(html).toContain('name="tags"');
-  expect(html).toContain('value="customer=c-9, region=eu"');
-  expect(html).toContain('href="#/?tags=customer%3Dc-9"');
-  expect(html).toContain("tier=&lt;gold>");
 });
