@@ -21,6 +21,7 @@ export type {
 } from "./engine/audit-types.js";
 export type { ChildAddress, ChildOptions } from "./engine/child-types.js";
 export { type Clock, FakeClock, systemClock } from "./engine/clock.js";
+export type { ConcurrencyInfo, ConcurrencyOptions } from "./engine/concurrency.js";
 export type { Duration } from "./engine/duration.js";
 export type {
   Attempt,

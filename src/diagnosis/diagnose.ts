@@ -6,6 +6,7 @@ import { childLink, throughChild, waitingOnChild } from "./children.js";
 import { type Finding, gatherFacts, type RunFacts } from "./facts.js";
 import { diagnoseFailed } from "./failure.js";
 import { diagnoseCancelled, diagnoseRetrying, diagnoseSleeping, diagnoseStalled, healthy } from "./live.js";
+import { diagnoseQueued } from "./queued.js";
 import { siblingEvidence } from "./sibling.js";
 import { type FailureKey, listFailures, normaliseMessage, signatureOf } from "./signatures.js";
 import type { DiagnoseOptions, Diagnosis, NextAction, Similar } from "./types.js";
@@ -22,6 +23,8 @@ async function classify(facts: RunFacts): Promise<Finding> {
   }
   const stalled = await diagnoseStalled(facts);
   if (stalled) return stalled;
+  const queued = await diagnoseQueued(facts);
+  if (queued) return queued;
   switch (facts.info.status) {
     case "retrying":
       return diagnoseRetrying(facts);

@@ -13,6 +13,7 @@ export type Category =
   | "sleeping-far"
   | "cancelled"
   | "stalled"
+  | "queued-by-limit"
   | "healthy";
 
 /** Every category, in the order the rules consider them. */
@@ -28,6 +29,7 @@ export const CATEGORIES: readonly Category[] = [
   "sleeping-far",
   "cancelled",
   "stalled",
+  "queued-by-limit",
   "healthy",
 ];
 

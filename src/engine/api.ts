@@ -10,6 +10,7 @@ import type { InputOf, WorkflowEntry } from "../workflow.js";
 import type { AuditControl } from "./audit-types.js";
 import type { BulkControl } from "./bulk-types.js";
 import type { Clock } from "./clock.js";
+import type { ConcurrencyInfo } from "./concurrency.js";
 import type { EngineEvent } from "./events.js";
 import type { RunFamily } from "./family.js";
 import type { RunHandle } from "./handle.js";
@@ -117,6 +118,8 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   info(run: RunRef): Promise<RunInfo>;
   /** The run that started this one with ctx.child, and the runs it started, with their statuses. */
   family(run: RunRef): Promise<RunFamily>;
+  /** Its concurrency limit: key value, slot held or queued, and the runs it is queued behind; null without a limit. */
+  concurrency(run: RunRef): Promise<ConcurrencyInfo | null>;
   /** Runs newest first, filtered, a page at a time. */
   listRuns(options?: ListRunsOptions): Promise<RunPage>;
 

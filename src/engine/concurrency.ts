@@ -7,6 +7,13 @@
 // start one run too many. The engine's part is here: the key's value, worked out once at creation.
 
 import { ConcurrencyKeyError } from "../errors.js";
+import {
+  type ConcurrencyQueue,
+  type RunRow,
+  type RunStatus,
+  SLOT_STATUSES,
+  TERMINAL_STATUSES,
+} from "../storage/store.js";
 import { textProblem } from "./query-input.js";
 
 /** What `workflow({ concurrency })` takes. */
@@ -87,13 +94,73 @@ export function runConcurrency(
 
 /** How a run queued behind its limit reads: "queued behind 2 runs of customer c-9". */
 export function queuedText(
-  q: { key: string; limit: number; holders: Array<{ workflow: string; key: string }>; ahead: number },
+  q: {
+    key: string;
+    limit: number;
+    holders: Array<{ workflow: string; key: string }>;
+    holderCount: number;
+    ahead: number;
+  },
   workflow: string,
   label: string | undefined,
 ): string {
   const of = q.key === "" ? `workflow "${workflow}"` : `${label ?? "key"} ${q.key}`;
   const names = q.holders.slice(0, 5).map((h) => `${h.workflow}/${h.key}`);
-  const more = q.holders.length > names.length ? `, and ${q.holders.length - names.length} more` : "";
+  const more = q.holderCount > names.length ? `, and ${q.holderCount - names.length} more` : "";
   const ahead = q.ahead > 0 ? `; ${q.ahead} older run${q.ahead === 1 ? "" : "s"} queued ahead of it` : "";
-  return `queued behind ${q.holders.length} run${q.holders.length === 1 ? "" : "s"} of ${of} (limit ${q.limit} at once: ${names.join(", ")}${more})${ahead}`;
+  const list = names.length ? `: ${names.join(", ")}${more}` : "";
+  return `queued behind ${q.holderCount} run${q.holderCount === 1 ? "" : "s"} of ${of} (limit ${q.limit} at once${list})${ahead}`;
+}
+
+/** A run's concurrency limit as clients see it (engine.concurrency). */
+export interface ConcurrencyInfo {
+  /** The key's value ("" for a per-workflow limit). */
+  key: string;
+  limit: number;
+  /** What a key value is ("customer"), from the workflow's code here, else "key". */
+  label: string;
+  /** True while the run holds one of its key's slots (running or retrying). */
+  holding: boolean;
+  /** True while the run waits for a slot: its limit is reached (see `text`). */
+  queued: boolean;
+  /** The runs holding its key's slots (other than itself), oldest first, at most 20. */
+  holders: Array<{ workflow: string; key: string; status: RunStatus }>;
+  /** How many other runs hold its key's slots. */
+  holderCount: number;
+  /** Older runs of its key queued for a slot before it. */
+  ahead: number;
+  /** "queued behind 2 runs of customer c-9 (limit 2 at once: ...)" while queued, else null. */
+  text: string | null;
+}
+
+/** The concurrency view of a run from its row and its key's queue (null when its workflow has no limit). */
+export function concurrencyInfo(
+  row: RunRow,
+  queue: ConcurrencyQueue | null,
+  label: string | undefined,
+): ConcurrencyInfo | null {
+  if (!queue || row.concurrencyKey === null) return null;
+  const holding = SLOT_STATUSES.includes(row.status);
+  const live = !TERMINAL_STATUSES.includes(row.status);
+  // Queued: the claim refused it (queuedAt), or it is pending and its key is full (not claimed yet).
+  const full = queue.holderCount + queue.ahead >= queue.limit;
+  const queued = live && !holding && (row.queuedAt !== null || (row.status === "pending" && full));
+  const holders = queue.holders.map((h) => ({ workflow: h.workflow, key: h.key, status: h.status }));
+  return {
+    key: queue.key,
+    limit: queue.limit,
+    label: label ?? "key",
+    holding,
+    queued,
+    holders,
+    holderCount: queue.holderCount,
+    ahead: queue.ahead,
+    text: queued
+      ? queuedText(
+          { key: queue.key, limit: queue.limit, holders, holderCount: queue.holderCount, ahead: queue.ahead },
+          row.workflow,
+          label,
+        )
+      : null,
+  };
 }

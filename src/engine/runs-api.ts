@@ -29,6 +29,7 @@ import type {
   SendResult,
 } from "./api.js";
 import type { Clock } from "./clock.js";
+import { type ConcurrencyInfo, concurrencyInfo } from "./concurrency.js";
 import { checkDepth } from "./depth.js";
 import type { ErrorInfo } from "./error-info.js";
 import type { EventHub } from "./events.js";
@@ -287,6 +288,14 @@ export abstract class RunsApi {
     this.assertOpen();
     const row = await this.runRow(await this.idOf(ref, "engine.info"));
     return toRunInfo(row, tagsByRun(await this.store.runTags([row.id])).get(row.id));
+  }
+
+  /** A run's concurrency limit: its key, whether it holds a slot or is queued, and behind which runs (null: no limit). */
+  async concurrency(ref: RunRef): Promise<ConcurrencyInfo | null> {
+    const row = await this.runRow(await this.idOf(ref, "engine.concurrency"));
+    if (row.concurrencyKey === null) return null;
+    const label = this.defs.get(row.workflow)?.get(row.version)?.concurrency?.label;
+    return concurrencyInfo(row, await this.store.concurrencyQueue(row.id), label);
   }
 
   /** The run that started this one with ctx.child, and the runs it started, with their statuses. */

@@ -295,6 +295,7 @@ export class InspectorApi {
         ...(w.queue && schemas[w.queue] !== undefined ? { messageSchema: schemas[w.queue] } : {}),
       })),
       queues: Object.entries(schemas).map(([name, schema]) => ({ name, schema })),
+      concurrency: await this.engine.concurrency(info.id),
       can: {
         send: writable && !terminal,
         cancel: writable && !terminal,

@@ -3,6 +3,7 @@
 import type { Diagnosis } from "../diagnosis/types.js";
 import type { EntryDetail, SendResult } from "../engine/api.js";
 import type { AuditEntry } from "../engine/audit-types.js";
+import type { ConcurrencyInfo } from "../engine/concurrency.js";
 import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.js";
 import type { ErrorInfo } from "../engine/error-info.js";
 import type { ReplayPlan } from "../engine/replay.js";
@@ -211,6 +212,8 @@ export interface RunAnswer {
   children: Array<FamilyRun & { entry: string | null; detached: boolean }>;
   waiting: WaitView[];
   queues: QueueView[];
+  /** The run's concurrency limit: the slot it holds, or the runs it is queued behind (null: no limit). */
+  concurrency: ConcurrencyInfo | null;
   can: RunActions;
   /** The writes made to this run (MCP, inspector, CLI), newest first: how many, and the latest 20. */
   writes?: { count: number; entries: AuditEntry[] };

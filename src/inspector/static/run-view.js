@@ -6,6 +6,7 @@
 import { h } from "preact";
 import { useRef } from "preact/hooks";
 import { runHref } from "./api.js";
+import { ConcurrencyPanel } from "./concurrency.js";
 import { DiagnosisPanel } from "./diagnosis.js";
 import { EntryPanel } from "./entry.js";
 import { RunError } from "./run-error.js";
@@ -44,7 +45,7 @@ import { WritesPanel } from "./writes.js";
 /** A run's view. */
 export function RunView(/** @type {RunViewState & { actions: RunViewActions }} */ props) {
   const { run: answer, history, selectedId, entry, diagnosis, now, readOnly, actions } = props;
-  const { run, waiting, queues, can, parent } = answer;
+  const { run, waiting, queues, can, parent, concurrency } = answer;
   const entryTitle = useRef(/** @type {HTMLHeadingElement | null} */ (null));
   const select = (/** @type {number | string} */ ref) => {
     const e = history.entries.find((x) => x.id === ref || x.path === ref);
@@ -85,6 +86,7 @@ export function RunView(/** @type {RunViewState & { actions: RunViewActions }} *
         })
       : null,
     h(RunError, { error: run.error }),
+    h(ConcurrencyPanel, { concurrency, workflow: run.workflow }),
     h(WaitingPanel, { waiting, queues, canSend: can.send, onSend: actions.send }),
     h(
       "div",

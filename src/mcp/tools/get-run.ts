@@ -118,6 +118,29 @@ export const getRun = defineTool({
         more: z.string().describe("The list_audit call that lists them all."),
       })
       .describe("Writes made to this run (the audit)."),
+    concurrency: z
+      .object({
+        key: z.string().describe('The run\'s concurrency key value ("" for a per-workflow limit).'),
+        limit: z.number().describe("How many runs of this key may execute at once."),
+        label: z.string().describe('What a key value is (e.g. "customer").'),
+        holding: z
+          .boolean()
+          .describe("True while this run holds one of the key's slots (running or retrying)."),
+        queued: z.boolean().describe("True while this run waits, pending, for a slot of its key."),
+        holders: z
+          .array(z.object({ workflow: z.string(), key: z.string(), status: runStatusSchema }))
+          .describe("Other runs holding the key's slots now, oldest first (at most 20)."),
+        holderCount: z.number().describe("How many other runs hold the key's slots."),
+        ahead: z.number().describe("Older runs of the key queued for a slot before this one."),
+        text: z
+          .string()
+          .nullable()
+          .describe('"queued behind 2 runs of customer c-9 (...)" while queued, else null.'),
+      })
+      .nullable()
+      .describe(
+        "The run's concurrency limit (workflow({ concurrency })), or null when its workflow has none.",
+      ),
     createdAt: z.string().describe("ISO time."),
     updatedAt: z.string().describe("ISO time."),
     finishedAt: z.string().nullable().describe("ISO time, or null."),
@@ -185,6 +208,14 @@ export const getRun = defineTool({
           ),
         );
     }
+    const concurrency = await ctx.engine.concurrency(row.id);
+    if (concurrency?.queued) {
+      for (const h of concurrency.holders.slice(0, 2)) {
+        suggested.push(
+          call("get_run", { workflow: h.workflow, key: h.key }, `see a run holding the slot it waits for`),
+        );
+      }
+    }
     const family = await ctx.engine.family(row.id);
     const parent = family.parent
       ? { workflow: family.parent.workflow, key: family.parent.key, status: family.parent.status }
@@ -237,6 +268,7 @@ export const getRun = defineTool({
         ),
         executing,
         parent,
+        concurrency,
         // The first 100 (the text counts them all): engine.family or the inspector has the rest.
         children: children.slice(0, 100),
         createdAt: iso(info.createdAt)!,
@@ -265,6 +297,11 @@ export const getRun = defineTool({
                 `${c.workflow}/${c.key} ${c.status}${c.entry ? ` (entry "${c.entry}"${c.detached ? ", detached" : ""})` : ""}`,
             )
             .join("; ")}${children.length > 20 ? `; and ${children.length - 20} more` : ""}.`,
+        );
+      if (concurrency?.text) lines.push(`Pending: ${concurrency.text}.`);
+      else if (concurrency?.holding)
+        lines.push(
+          `Holds one of the ${concurrency.limit} slot(s) of ${concurrency.key === "" ? `workflow "${workflow}"` : `${concurrency.label} ${concurrency.key}`}.`,
         );
       const waits = waitText(info.waiting);
       if (waits) lines.push(`Waits for ${waits}.`);

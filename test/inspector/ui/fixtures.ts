@@ -63,6 +63,7 @@ export function failedRun(key = "tax-outage", can = { send: false, cancel: false
     },
     waiting: [],
     queues: [],
+    concurrency: null,
     can,
     serverNow: T0 + 2_000,
   };
