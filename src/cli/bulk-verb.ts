@@ -1,4 +1,4 @@
-// `waymark replay` and `waymark cancel`: many runs by failure signature, workflow, status or keys, as the
+// `waymark replay` and `waymark cancel`: many runs by failure signature, workflow, status, tags or keys, as the
 // replay_runs and cancel_runs tools do it. A dry run (--dry-run, or no --plan) pins the runs in a plan and
 // prints its token; --plan TOKEN acts on exactly those runs, in batches, with a line per batch on stderr.
 
@@ -13,7 +13,7 @@ import { verbError } from "./verb-error.js";
 const usageOf = (
   verb: "replay" | "cancel",
 ) => `Usage: waymark ${verb} [--signature <sig>] [--workflow <name>] [--status <status>]... [--key <key>]...
-                      [--created-after <ISO time>] [--created-before <ISO time>] [--dry-run] [--db <file>] [--json]
+                      [--tag <name=value>]... [--created-after <ISO time>] [--created-before <ISO time>] [--dry-run] [--db <file>] [--json]
        waymark ${verb} --plan <token> [--batch-size n] [--db <file>] [--json]
 
 ${verb === "replay" ? "Replays many failed (or cancelled) runs after a fix: each retries its failed step on the latest version." : "Cancels many unfinished runs: each ends as cancelled, its history kept."}
@@ -26,6 +26,7 @@ ${verb === "replay" ? "Without the workflow's code here the replays are stored f
   --workflow <name>      only runs of this workflow
   --status <status>      only runs in this status (repeatable): ${RUN_STATUSES.join(", ")}
   --key <key>            explicit run keys (repeatable; with --workflow)
+  --tag <name=value>     only runs holding this tag with exactly this value (repeatable: all must hold)
   --created-after <t>    only runs created at or after this ISO time
   --created-before <t>   only runs created before this ISO time
   --dry-run              make the plan and show it; change nothing (the default without --plan)
@@ -104,6 +105,7 @@ export async function runBulk(
         workflow: { type: "string" },
         status: { type: "string", multiple: true },
         key: { type: "string", multiple: true },
+        tag: { type: "string", multiple: true },
         "created-after": { type: "string" },
         "created-before": { type: "string" },
         "dry-run": { type: "boolean" },
@@ -131,6 +133,16 @@ export async function runBulk(
   if (bad !== undefined) return usage(`--status ${bad}: statuses are ${RUN_STATUSES.join(", ")}.`);
   if (statuses.length) selector.status = statuses as RunStatus[];
   if (values.key) selector.keys = values.key as string[];
+  for (const pair of (values.tag as string[] | undefined) ?? []) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0)
+      return usage(`--tag ${JSON.stringify(pair)}: write it as name=value, e.g. --tag customer=c-9.`);
+    const name = pair.slice(0, eq);
+    selector.tags ??= {};
+    if (name in selector.tags)
+      return usage(`--tag ${name} is given twice: a run holds one value per tag name.`);
+    selector.tags[name] = pair.slice(eq + 1);
+  }
   for (const [flag, field] of [
     ["created-after", "createdAfter"],
     ["created-before", "createdBefore"],
@@ -144,7 +156,7 @@ export async function runBulk(
     return usage("--plan acts on the runs its dry run pinned: pass no selector and no --dry-run with it.");
   if (plan === undefined && Object.keys(selector).length === 0)
     return usage(
-      "Say which runs: --signature, --workflow, --status, --key or a time window (or --plan TOKEN).",
+      "Say which runs: --signature, --workflow, --status, --tag, --key or a time window (or --plan TOKEN).",
     );
   const batch = values["batch-size"] === undefined ? undefined : Number(values["batch-size"]);
   if (batch !== undefined && !(Number.isInteger(batch) && batch >= 1 && batch <= 500))
@@ -181,7 +193,7 @@ export async function runBulk(
     return 0;
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === undefined || !/^(PLAN_|INVALID_INPUT)/.test(code)) throw err;
+    if (code === undefined || !/^(PLAN_|INVALID_INPUT|INVALID_TAG|TAG_LIMIT)/.test(code)) throw err;
     verbError(io.err, verb, (err as Error).message);
     return 1;
   } finally {

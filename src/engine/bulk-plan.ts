@@ -9,6 +9,7 @@
 import { InvalidInputError } from "../errors.js";
 import { type PlanAction, RUN_STATUSES, type RunRow, type RunStatus } from "../storage/store.js";
 import type { BulkSelector, BulkSignatureCount } from "./bulk-types.js";
+import { checkTags } from "./tags.js";
 
 /** What a bulk action does with one run. */
 export type Verdict = { act: true } | { act: false; outcome: "refused" | "skipped"; reason: string };
@@ -77,12 +78,21 @@ export function bySignature(
   return [...groups.values()].sort((a, b) => b.count - a.count);
 }
 
-/** Refuses a selector that selects nothing in particular or mixes its fields wrongly. */
-export function checkSelector(selector: BulkSelector): void {
+/**
+ * Refuses a selector that selects nothing in particular or mixes its fields wrongly; answers it with its tags
+ * checked (INVALID_TAG / TAG_LIMIT_EXCEEDED) and left out when there are none (`tags: {}` selects nothing).
+ */
+export function checkSelector(input: BulkSelector): BulkSelector {
+  const selector = { ...input };
+  if (selector.tags !== undefined) {
+    const tags = checkTags(selector.tags, "selector tags");
+    if (Object.keys(tags).length) selector.tags = tags;
+    else delete selector.tags;
+  }
   const given = Object.entries(selector).filter(([, v]) => v !== undefined);
   if (given.length === 0)
     throw new InvalidInputError(
-      "A bulk action needs a selector: a failure signature (see list_failures), a workflow, a status, explicit keys or a time window. Nothing selects every run.",
+      "A bulk action needs a selector: a failure signature (see list_failures), a workflow, a status, tags, explicit keys or a time window. Nothing selects every run.",
     );
   if (selector.keys !== undefined && selector.workflow === undefined)
     throw new InvalidInputError("keys name runs of one workflow: pass workflow with them.");
@@ -93,11 +103,16 @@ export function checkSelector(selector: BulkSelector): void {
       throw new InvalidInputError(
         `Unknown run status ${JSON.stringify(s)}; statuses are: ${RUN_STATUSES.join(", ")}.`,
       );
+  return selector;
 }
 
-/** True when a run matches the fields of a selector other than its keys (for runs found by key). */
-export function matches(selector: BulkSelector, run: RunRow): boolean {
+/**
+ * True when a run matches the fields of a selector other than its keys (for runs found by key); `tags` are
+ * the run's tags (needed when the selector has tags).
+ */
+export function matches(selector: BulkSelector, run: RunRow, tags: Record<string, string> = {}): boolean {
   return (
+    Object.entries(selector.tags ?? {}).every(([name, value]) => tags[name] === value) &&
     (selector.workflow === undefined || run.workflow === selector.workflow) &&
     (selector.status === undefined || selector.status.includes(run.status)) &&
     (selector.signature === undefined || run.failureSignature === selector.signature) &&

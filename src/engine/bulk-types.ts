@@ -7,8 +7,8 @@ import type { AuditWrite } from "./audit-types.js";
 export type { PlanAction } from "../storage/store.js";
 
 /**
- * Which runs a bulk action takes: every field given must hold (an AND). A `tags` field slots in here when
- * runs carry tags. At least one field is required: nothing selects every run by accident.
+ * Which runs a bulk action takes: every field given must hold (an AND). At least one field is required:
+ * nothing selects every run by accident.
  */
 export interface BulkSelector {
   workflow?: string;
@@ -21,6 +21,8 @@ export interface BulkSelector {
   createdAfter?: number;
   /** Runs created before this time (ms). */
   createdBefore?: number;
+  /** Runs holding every one of these tags with exactly these values (ANDed), read from the tag index. */
+  tags?: Record<string, string>;
 }
 
 /** How a bulk action is asked for. */

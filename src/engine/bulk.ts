@@ -25,6 +25,7 @@ import type {
 } from "./bulk-types.js";
 import type { Engine } from "./engine.js";
 import type { ReplayPlan } from "./replay-types.js";
+import { tagsByRun } from "./tags.js";
 
 export type * from "./bulk-types.js";
 
@@ -58,16 +59,17 @@ export class Bulk implements BulkControl {
   constructor(private readonly engine: Engine) {}
 
   /** The runs a selector matches, newest first; refuses more than MAX_PLAN_RUNS. */
-  private async select(selector: BulkSelector): Promise<RunRow[]> {
-    checkSelector(selector);
+  private async select(input: BulkSelector): Promise<RunRow[]> {
+    const selector = checkSelector(input);
     const store = this.engine.store;
     if (selector.keys) {
-      const out: RunRow[] = [];
+      const found: RunRow[] = [];
       for (const key of new Set(selector.keys)) {
         const row = await store.findRun(selector.workflow!, key);
-        if (row && matches(selector, row)) out.push(row);
+        if (row) found.push(row);
       }
-      return out;
+      const tags = selector.tags ? tagsByRun(await store.runTags(found.map((r) => r.id))) : new Map();
+      return found.filter((row) => matches(selector, row, tags.get(row.id)));
     }
     const query: RunQuery = { limit: 1000 };
     if (selector.workflow !== undefined) query.workflow = selector.workflow;
@@ -75,13 +77,14 @@ export class Bulk implements BulkControl {
     if (selector.signature !== undefined) query.failureSignature = selector.signature;
     if (selector.createdAfter !== undefined) query.createdAfter = selector.createdAfter;
     if (selector.createdBefore !== undefined) query.createdBefore = selector.createdBefore;
+    if (selector.tags !== undefined) query.tags = selector.tags;
     const out: RunRow[] = [];
     for (;;) {
       const page = await store.listRuns(query);
       out.push(...page);
       if (out.length > MAX_PLAN_RUNS)
         throw new InvalidInputError(
-          `The selector matches more than ${MAX_PLAN_RUNS.toLocaleString("en")} runs; one plan takes at most that many. Narrow it with a workflow, a status or a time window (createdAfter/createdBefore) and make several plans.`,
+          `The selector matches more than ${MAX_PLAN_RUNS.toLocaleString("en")} runs; one plan takes at most that many. Narrow it with a workflow, a status, tags or a time window (createdAfter/createdBefore) and make several plans.`,
         );
       const last = page.at(-1);
       if (page.length < query.limit || !last) return out;

@@ -61,6 +61,34 @@ describe("waymark replay / cancel", () => {
     expect(again.out()).toContain("running it again does nothing more");
   });
 
+  it("selects by --tag (repeatable, all must hold) and refuses a malformed one", async () => {
+    const db = tempDb();
+    const before = closeLater(await broken.start({ database: db }));
+    for (let n = 1; n <= 4; n++) {
+      const tags = { customer: n <= 2 ? "c-9" : "c-1", region: n % 2 ? "eu" : "us" };
+      const r = await before.getOrCreate("invoice", `inv-${n}`, { n, kind: "tax" }, { tags });
+      await expect(r.result()).rejects.toThrow();
+    }
+    const one = io();
+    expect(await replay(["--tag", "customer=c-9", "--json", "--db", db], one.io)).toBe(0);
+    const preview = JSON.parse(one.out());
+    expect(preview).toMatchObject({ matched: 2, eligible: 2 });
+    expect(preview.samples.map((s: { run: string }) => s.run).sort()).toEqual([
+      "invoice/inv-1",
+      "invoice/inv-2",
+    ]);
+    const two = io();
+    expect(await replay(["--tag", "customer=c-9", "--tag", "region=us", "--db", db], two.io)).toBe(0);
+    expect(two.out()).toContain("Dry run: replay would act on 1 of the 1 runs selected");
+    expect(two.out()).toContain("e.g. invoice/inv-2:");
+    const bad = io();
+    expect(await replay(["--tag", "customer", "--db", db], bad.io)).toBe(2);
+    expect(bad.err()).toContain("write it as name=value");
+    const invalid = io();
+    expect(await replay(["--tag", "bad name=x", "--db", db], invalid.io)).toBe(1);
+    expect(invalid.err()).toContain("letters, digits");
+  });
+
   it("refuses bad usage and unknown plans with what to do; --help explains", async () => {
     const db = tempDb();
     const engine = await broken.start({ database: db });

@@ -15,9 +15,10 @@ import type { McpContext } from "../context.js";
 import { ToolError } from "../errors.js";
 import { iso, quote, runStatusSchema } from "../format.js";
 import { bounded, LIMITS } from "../limits.js";
+import { tagsInput } from "../tags.js";
 import type { Extra } from "./tool.js";
 
-/** The selector fields, every one optional; given ones must all hold. (A `tags` field slots in here.) */
+/** The selector fields, every one optional; given ones must all hold. */
 export const selectorShape = {
   signature: bounded(64, "signature")
     .optional()
@@ -43,6 +44,9 @@ export const selectorShape = {
   createdBefore: bounded(LIMITS.time, "createdBefore")
     .optional()
     .describe("Only runs created before this ISO time."),
+  tags: tagsInput(
+    "Only runs holding every one of these tags with exactly these values (ANDed), as list_runs and list_failures filter them.",
+  ),
 };
 
 /** The arguments of a real call and its batching. */
@@ -149,6 +153,7 @@ export function selectorOf(args: SelectorArgs): BulkSelector {
   if (args.workflow !== undefined) s.workflow = args.workflow;
   if (args.status !== undefined) s.status = args.status as RunStatus[];
   if (args.keys !== undefined) s.keys = args.keys;
+  if (args.tags !== undefined && Object.keys(args.tags).length) s.tags = args.tags;
   const after = time(args.createdAfter, "createdAfter");
   const before = time(args.createdBefore, "createdBefore");
   if (after !== undefined) s.createdAfter = after;

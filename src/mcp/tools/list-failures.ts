@@ -52,10 +52,17 @@ export const listFailures = defineTool({
           replay: z
             .object({
               tool: z.literal("replay_runs"),
-              args: z.object({ signature: z.string(), workflow: z.string() }),
+              args: z.object({
+                signature: z.string().describe("The failure signature."),
+                workflow: z.string().describe("The workflow."),
+                tags: z
+                  .record(z.string(), z.string())
+                  .optional()
+                  .describe("The tags this list was narrowed by: the replay takes the same runs only."),
+              }),
             })
             .describe(
-              "The dry run of replaying every run with this signature once it is fixed: it answers a plan to act on.",
+              "The dry run of replaying every run with this signature (and the tags asked for) once it is fixed: it answers a plan to act on.",
             ),
         }),
       )
@@ -83,7 +90,10 @@ export const listFailures = defineTool({
     const all = list.failures.map((f) => ({
       ...f,
       diagnose: { tool: "diagnose_run" as const, args: { workflow: f.workflow, key: f.keys[0]! } },
-      replay: { tool: "replay_runs" as const, args: { signature: f.signature, workflow: f.workflow } },
+      replay: {
+        tool: "replay_runs" as const,
+        args: { signature: f.signature, workflow: f.workflow, ...tagsArg(args.tags) },
+      },
     }));
     const failures = fitItems(all, 14_000);
     const lines = failures.map(
