@@ -190,4 +190,25 @@ describe("MCP Apps views through a real host page, on the demo", () => {
     },
     STEP_MS,
   );
+  // Last: it replays the demo's failed invoice, which the tests above read as failed.
+  test(
+    "Replay now with the failed entry selected reads the run again without it: no ENTRY_NOT_FOUND, the run's new header",
+    async () => {
+      const frame = await callInHost(writable, "get_run", { workflow: "invoiceActor", key: "tax-outage" });
+      await frame.locator("section.diagnosis .diag-summary").waitFor();
+      await frame.locator(".tl-main.selected").waitFor();
+      const marks = await frame.locator(".tl-mark.tl-replay").count();
+      await frame.getByRole("button", { name: "Replay…", exact: true }).click();
+      await frame.locator(".app-confirm .plan").waitFor();
+      await frame.getByRole("button", { name: "Replay now" }).click();
+      const notice = frame.locator(".app-notice");
+      await notice.waitFor();
+      expect(await notice.getAttribute("class")).not.toContain("error");
+      expect(await frame.locator(".app-view").textContent()).not.toContain("ENTRY_NOT_FOUND");
+      // The run drawn is the one read after the replay (its timeline has one more replay marker).
+      await frame.locator(".tl-mark.tl-replay").nth(marks).waitFor({ state: "attached" });
+      await shot(writable, "replayed-invoice");
+    },
+    STEP_MS,
+  );
 });

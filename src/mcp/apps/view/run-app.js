@@ -55,10 +55,34 @@ export function showRun(app, main, address, given) {
     pending = { kind: "notice", text: /** @type {Error} */ (err).message ?? String(err), error: true };
     draw();
   };
+  /**
+   * Reads the run again after an action, which may have discarded the chosen entry (a replay drops the
+   * entries from its start on): the same entry when it is still there, else the entry at the same path in
+   * the new history, else the run's default one.
+   */
+  async function reload() {
+    const entries = data?.history.entries ?? [];
+    const path = entries.find((/** @type {any} */ e) => e.id === selectedId)?.path ?? data?.entry?.path;
+    const res = await callTool(app, "view_run", args);
+    data = res.structuredContent;
+    const fresh = data.history.entries;
+    const kept = fresh.find((/** @type {any} */ e) => e.id === selectedId);
+    const samePath = fresh.findLast((/** @type {any} */ e) => path !== undefined && e.path === path);
+    const next = kept?.id ?? samePath?.id ?? defaultEntry(fresh, data.run.run);
+    selectedId = null;
+    if (next === null || next === undefined) return draw();
+    selectedId = next;
+    // The entry may be discarded between the two reads (the replay runs on): the run is then shown without it.
+    return load(next).catch(() => {
+      selectedId = null;
+      draw();
+    });
+  }
+
   /** After an action: show the tool's answer, read the run again. */
   const after = (/** @type {string} */ text) => {
     pending = { kind: "notice", text, error: false };
-    return load(selectedId).catch(fail);
+    return reload().catch(fail);
   };
 
   async function preview(/** @type {string | number | null} */ fromStep) {
