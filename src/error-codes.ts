@@ -39,6 +39,9 @@ export const ERROR_CODES = [
   "ENGINE_CLOSED",
   "ENGINE_START_REFUSED",
   "LEASE_LOST",
+  // rollback handlers
+  "ROLLBACK_NOT_ARMED",
+  "ROLLBACK_FAILED",
   // replay
   "REPLAY_NEEDS_STEP",
   "REPLAY_DIVERGED",

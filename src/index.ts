@@ -57,6 +57,7 @@ export type {
 export type { ScheduleControl, ScheduleInfo } from "./engine/schedule-types.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
+export { type RollbackFailure, RollbackFailedError, RollbackNotArmedError } from "./rollback-errors.js";
 
 /**
  * The application's workflows, for the types of ctx.child by name. Declare them once, beside setup():
@@ -72,6 +73,8 @@ export {
   type ActionContext,
   Loop,
   type LoopResult,
+  type RollbackContext,
+  type RollbackHandler,
   type StepContext,
   type StepOptions,
   type WorkflowContext,

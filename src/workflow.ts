@@ -13,8 +13,25 @@ export type Duration = number | string;
 /** Zod schemas for a workflow's named queues. */
 export type QueueSchemas = Record<string, z.ZodType>;
 
+/** What a rollback handler receives: the error that caused the rollback, its own signal and attempt. */
+export interface RollbackContext {
+  /** The error the run failed with (a StepFailedError, a FatalError, a HistoryDivergedError...), or the cancel. */
+  readonly error: Error;
+  /** Fires when this handler's attempt times out or the engine stops running the run. */
+  readonly signal: AbortSignal;
+  /** 1 for the first attempt of this handler. */
+  readonly attempt: number;
+  /** Path of the step being undone (e.g. "reserve-flight", "book[car]/reserve"). */
+  readonly step: string;
+  readonly key: string;
+  readonly workflow: string;
+}
+
+/** Undoes a completed step: receives its recorded output (as JSON gave it back). Retried like its step. */
+export type RollbackHandler<T = unknown> = (rb: RollbackContext, output: T) => Promise<void> | void;
+
 /** Options of one step. */
-export interface StepOptions {
+export interface StepOptions<T = any> {
   /** Retries after the first attempt (default 3). A FatalError is never retried. */
   retries?: number;
   /** Backoff before retry n: `initial * factor^(n-1)`, capped at `max`, with jitter. A number is `initial` in ms. */
@@ -23,6 +40,11 @@ export interface StepOptions {
   timeout?: Duration;
   /** Recorded with the entry and shown in history (what the step worked on). */
   input?: unknown;
+  /**
+   * Undoes this step if the run later fails for good (or is cancelled with `{ rollback: true })`: handlers
+   * of completed steps run in reverse order of completion, each recorded. Needs a ctx.rollbackCheckpoint first.
+   */
+  rollback?: RollbackHandler<T>;
 }
 
 /** What a step's function receives: the run's writable state and the attempt's signal. */
@@ -84,7 +106,16 @@ export interface WorkflowContext<S = any, Q extends QueueSchemas = QueueSchemas>
   readonly signal: AbortSignal;
 
   /** Runs `fn` once and records its result; on replay returns the record. */
-  step<T>(name: string, fn: (step: StepContext<S, Q>) => Promise<T> | T, options?: StepOptions): Promise<T>;
+  step<T>(
+    name: string,
+    fn: (step: StepContext<S, Q>) => Promise<T> | T,
+    options?: StepOptions<NoInfer<T>>,
+  ): Promise<T>;
+  /**
+   * Arms rollback from here on (recorded): steps after it, in this scope and those nested in it, may carry
+   * a `rollback` handler, which runs if the run fails for good. A handler on a step before any checkpoint is refused.
+   */
+  rollbackCheckpoint(name: string): Promise<void>;
   /** A durable timer. */
   sleep(name: string, duration: Duration): Promise<void>;
   sleepUntil(name: string, at: Date | number): Promise<void>;

@@ -10,7 +10,7 @@ import { brief, cut, errorLine, iso, plural, span } from "./format.js";
 import { normaliseMessage, retryFailureKey } from "./signatures.js";
 import type { Evidence } from "./types.js";
 
-const LIVE = ["pending", "running", "sleeping", "waiting", "retrying"];
+const LIVE = ["pending", "running", "sleeping", "waiting", "retrying", "rolling-back"];
 
 /** The entry a live run is at: the latest unfinished one, else the latest. */
 function currentEntry(facts: RunFacts): HistoryEntry | null {

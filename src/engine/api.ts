@@ -140,8 +140,11 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
   result(run: RunRef, options?: { timeout?: number }): Promise<unknown>;
   /** Waits until `until(run)` is truthy, on every change of the run, for at most `timeout` ms of the clock. */
   watchRun<T>(runId: number, until: WatchCondition<T>, options?: WatchOptions): Promise<WatchResult<T>>;
-  /** Cancels a run; "requested" when another process executes it and was asked to. */
-  cancel(run: RunRef, options?: { by?: string }): Promise<RunStatus | "requested">;
+  /**
+   * Cancels a run; "requested" when another process executes it and was asked to. With `rollback: true` the
+   * handlers of its completed steps run first: "rolling-back" while they do (or "requested"), then cancelled.
+   */
+  cancel(run: RunRef, options?: { by?: string; rollback?: boolean }): Promise<RunStatus | "requested">;
   /** Replays a run after a fix (see replay.ts), or stores the request for the process that runs it. */
   replay(run: RunRef, options?: ReplayOptions & { waitMs?: number }): Promise<ReplayPlan | ReplayRequest>;
 

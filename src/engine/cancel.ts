@@ -17,10 +17,22 @@ function cancelReason(label: string, by: string, at: number): string {
   });
 }
 
-/** Cancels run `runId` on behalf of `by`; "requested" when another process executes it and was asked to. */
-export async function cancelRun(engine: Engine, runId: number, by: string): Promise<RunStatus | "requested"> {
+/**
+ * Cancels run `runId` on behalf of `by`; "requested" when another process executes it and was asked to.
+ * With `rollback`, the handlers of its completed steps run first ("rolling-back" while they do); a run
+ * not executing here is asked by a request, which the process that claims it carries out.
+ */
+export async function cancelRun(
+  engine: Engine,
+  runId: number,
+  by: string,
+  rollback = false,
+): Promise<RunStatus | "requested"> {
   const exec = engine.active.get(runId);
   const now = engine.clock.now();
+  // A rollback under way finishes: stopping it halfway would leave work neither done nor undone.
+  if (exec?.rollingBack) return "rolling-back";
+  if (exec && rollback && exec.cancelWithRollback(cancelReason(exec.label, by, now))) return "rolling-back";
   if (exec) {
     // Its entries in progress end as cancelled, a running step's attempt too, before anything else.
     cancelEntries(exec, [exec.root]);
@@ -29,11 +41,16 @@ export async function cancelRun(engine: Engine, runId: number, by: string): Prom
     await engine.writes.flush();
     await engine.store.cancelRun(runId, now, engine.owner, cancelReason(exec.label, by, now));
     engine.events.emit({ type: "run", runId, workflow: exec.workflow, key: exec.key, status: "cancelled" });
-    await ended(engine, runId, exec.label);
+    await cancelledEnded(engine, runId, exec.label);
     return "cancelled";
   }
   const row = await engine.runRow(runId);
   if (TERMINAL_STATUSES.includes(row.status)) return row.status;
+  if (rollback) {
+    await engine.writes.request(runId, "cancel", JSON.stringify({ by, rollback: true }));
+    engine.poke();
+    return "requested";
+  }
   if (
     await engine.store.cancelRun(
       runId,
@@ -43,11 +60,23 @@ export async function cancelRun(engine: Engine, runId: number, by: string): Prom
     )
   ) {
     engine.events.emit({ type: "run", runId, workflow: row.workflow, key: row.key, status: "cancelled" });
-    await ended(engine, runId, `${row.workflow}/${row.key}`);
+    await cancelledEnded(engine, runId, `${row.workflow}/${row.key}`);
     return "cancelled";
   }
   await engine.writes.request(runId, "cancel", JSON.stringify({ by }));
   return "requested";
+}
+
+/**
+ * A cancel with rollback of a run this process just claimed: recorded rolling-back with the cancel as its
+ * cause, so the execution that resumes it replays the code to learn the handlers, then undoes.
+ */
+export function rollBackClaimed(engine: Engine, run: RunRow, by: string): void {
+  const now = engine.clock.now();
+  engine.writes.patch(
+    { id: run.id, status: "rolling-back", error: cancelReason(`${run.workflow}/${run.key}`, by, now), updatedAt: now },
+    engine.owner,
+  );
 }
 
 /** Cancels a run this process just claimed (for a cancel request). */
@@ -69,12 +98,12 @@ export async function cancelClaimed(engine: Engine, run: RunRow, by: string): Pr
       key: run.key,
       status: "cancelled",
     });
-    await ended(engine, run.id, `${run.workflow}/${run.key}`);
+    await cancelledEnded(engine, run.id, `${run.workflow}/${run.key}`);
   }
 }
 
 /** A cancelled run: a parent waiting on it here wakes; its unfinished, non-detached children are cancelled. */
-async function ended(engine: Engine, runId: number, label: string): Promise<void> {
+export async function cancelledEnded(engine: Engine, runId: number, label: string): Promise<void> {
   engine.childRuns.ended(runId);
   engine.poke();
   const children = (await engine.store.childRuns(runId)).filter((c) => !TERMINAL_STATUSES.includes(c.status));

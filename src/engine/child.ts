@@ -33,7 +33,7 @@ export async function runChild(
   if (recorded?.status === "completed") return fromJson(recorded.output);
   if (recorded?.status === "failed") throw failureOf(exec, path, recorded);
   if (!recorded) {
-    if (exec.verifying) return exec.frontier();
+    if (exec.holding) return exec.frontier();
     const wf = workflowName(exec, name, workflow);
     checkOptions(name, options);
     const child = await exec.core.childRuns.start({
@@ -66,7 +66,7 @@ export async function runChild(
     await exec.commitEntry(row);
     return awaitChild(exec, scope, path, row);
   }
-  if (exec.verifying) return exec.frontier();
+  if (exec.holding) return exec.frontier();
   return awaitChild(exec, scope, path, recorded);
 }
 

@@ -47,6 +47,18 @@ async function runVersion(exec: RunExecution, scope: Scope, name: string, latest
   return latest;
 }
 
+/** ctx.rollbackCheckpoint: arms rollback handlers in this scope (and below) from here on; recorded once. */
+async function runCheckpoint(exec: RunExecution, scope: Scope, name: string): Promise<void> {
+  const { ordinal, recorded } = exec.slot(scope, name, "checkpoint");
+  if (!recorded) {
+    if (exec.holding) return exec.frontier();
+    const row = exec.newEntry(scope, ordinal, name, "checkpoint", "completed");
+    row.endedAt = row.startedAt;
+    await exec.commitEntry(row);
+  }
+  scope.checkpoint = true;
+}
+
 export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
   const ctx: WorkflowContext = {
     get state() {
@@ -60,6 +72,9 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
     },
     step<T>(name: string, fn: (step: StepContext) => Promise<T> | T, options?: StepOptions) {
       return runStep(exec, scope, name, fn, options);
+    },
+    rollbackCheckpoint(name: string) {
+      return runCheckpoint(exec, scope, name);
     },
     sleep(name: string, duration: Duration) {
       return runSleep(exec, scope, name, { duration });

@@ -21,7 +21,7 @@ import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/
 import type { CreateOptions, ListFailuresOptions, WaymarkEngine } from "./api.js";
 import { Audit } from "./audit.js";
 import { Bulk } from "./bulk.js";
-import { cancelRun } from "./cancel.js";
+import { cancelledEnded, cancelRun } from "./cancel.js";
 import { ChangeWatcher } from "./change-watcher.js";
 import { ChildRuns } from "./child-runs.js";
 import { type Clock, systemClock } from "./clock.js";
@@ -185,11 +185,20 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     });
   }
 
-  finished(exec: RunIdentity, status: "completed" | "failed"): void {
+  finished(exec: RunIdentity, status: "completed" | "failed" | "cancelled"): void {
     this.active.delete(exec.id);
-    this.childRuns.ended(exec.id);
     this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
-    this.poke();
+    if (status === "cancelled") void cancelledEnded(this, exec.id, `${exec.workflow}/${exec.key}`);
+    else {
+      this.childRuns.ended(exec.id);
+      this.poke();
+    }
+  }
+
+  statusChanged(exec: RunIdentity, status: "rolling-back"): void {
+    void this.writes.flush().then(() => {
+      this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
+    });
   }
 
   emitEntry(exec: RunIdentity, row: EntryRow): void {
@@ -322,9 +331,14 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
    * Cancels a run at once: a running step's AbortSignal fires, waits and timers are dropped, history is
    * kept. A run executing in another process is asked to stop ("requested"); a finished run is left as is.
    */
-  cancel(run: RunRef, options: { by?: string } = {}): Promise<RunStatus | "requested"> {
+  cancel(run: RunRef, options: { by?: string; rollback?: boolean } = {}): Promise<RunStatus | "requested"> {
     return this.opened(async () =>
-      cancelRun(this, await this.idOf(run, "engine.cancel"), options.by ?? "the API (engine.cancel)"),
+      cancelRun(
+        this,
+        await this.idOf(run, "engine.cancel"),
+        options.by ?? "the API (engine.cancel)",
+        options.rollback === true,
+      ),
     );
   }
 

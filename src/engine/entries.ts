@@ -104,12 +104,26 @@ export interface ChildDetail {
   childStatus?: string;
 }
 
-/** Each kind's detail as recorded (null: the kind records none). The keys are the entry kinds. */
-/** What a completed step records besides its output: the tags it set with step.tag. */
-export interface StepDetail {
-  tags?: Record<string, string>;
+/** A rollback handler's run (scope "~rollback"): the step it undoes and that step's place in the order. */
+export interface RollbackDetail {
+  step: string;
+  stepSeq: number;
+  order: number;
 }
 
+/** The scope of rollback handlers' entries: never code's history (the code does not call them). */
+export const ROLLBACK_SCOPE = "~rollback";
+
+/**
+ * What a completed step records besides its output: the tags it set with step.tag, and its place in the
+ * order of completion when it carries a rollback handler.
+ */
+export interface StepDetail {
+  tags?: Record<string, string>;
+  rollback?: { order: number };
+}
+
+/** Each kind's detail as recorded (null: the kind records none). The keys are the entry kinds. */
 export interface EntryDetails {
   step: StepDetail;
   sleep: SleepDetail;
@@ -120,6 +134,8 @@ export interface EntryDetails {
   version: VersionDetail;
   replay: ReplayDetail;
   child: ChildDetail;
+  checkpoint: null;
+  rollback: RollbackDetail;
 }
 
 /** Kinds of history entries. */
@@ -156,6 +172,8 @@ const TRAITS: { readonly [K in EntryKind]: KindTraits } = {
   version: { container: false, wait: false, marker: true, call: "ctx.version" },
   replay: { container: false, wait: false, marker: true, call: "engine.replay" },
   child: { container: false, wait: true, marker: false, call: "ctx.child" },
+  checkpoint: { container: false, wait: false, marker: true, call: "ctx.rollbackCheckpoint" },
+  rollback: { container: false, wait: false, marker: false, call: "a step's rollback handler" },
 };
 
 /** Every entry kind, in the order of EntryDetails. */
@@ -244,6 +262,8 @@ export function childScopes(entry: Entry): string[] {
     case "version":
     case "replay":
     case "child":
+    case "checkpoint":
+    case "rollback":
       return [];
     default:
       return assertNever(entry, "entry kind");
@@ -257,7 +277,8 @@ export function reopenedStatus(entry: Entry): EntryStatus {
     case "queue":
     case "child":
       return "waiting";
-    case "step": {
+    case "step":
+    case "rollback": {
       const last = attemptsOf(entry).at(-1);
       return last?.retryAt !== undefined && last.status !== "cancelled" ? "retrying" : "running";
     }
@@ -267,6 +288,7 @@ export function reopenedStatus(entry: Entry): EntryStatus {
     // markers are recorded completed, so never cancelled
     case "version":
     case "replay":
+    case "checkpoint":
       return "running";
     default:
       return assertNever(entry, "entry kind");
@@ -303,6 +325,8 @@ export function reopenedContainer(entry: Entry, target: Entry): Entry {
     case "version":
     case "replay":
     case "child":
+    case "checkpoint":
+    case "rollback":
       break;
     default:
       return assertNever(next, "entry kind");

@@ -16,6 +16,7 @@ import {
 } from "../errors.js";
 import { storedSignature } from "../failure-signature.js";
 import { RunTrace } from "../observability/tracing.js";
+import { RollbackFailedError } from "../rollback-errors.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
 import type { EngineCore, Wait } from "./core.js";
@@ -27,11 +28,13 @@ import {
   type EntryStatus,
   entryPath,
 } from "./entries.js";
-import { errorInfo } from "./error-info.js";
+import { cancelEntries } from "./branches.js";
+import { type ErrorInfo, errorInfo } from "./error-info.js";
 import { HistoryIndex, nameProblem, Scope } from "./history.js";
 import { Inbox } from "./inbox.js";
 import { fromJson, toJson } from "./json.js";
 import { Abandoned, isInternal, ScopeCancelled } from "./signals.js";
+import { Rollbacks } from "./rollback.js";
 import { waitRecord } from "./suspension.js";
 import type { VerifyObserver } from "./verify-observer.js";
 
@@ -39,6 +42,14 @@ export type { VerifyObserver } from "./verify-observer.js";
 
 /** Builds the `ctx` a workflow's code receives for one scope (context.ts; the engine supplies it). */
 export type ContextFactory = (exec: RunExecution, scope: Scope) => WorkflowContext;
+
+/** The cause of a rollback as recorded with the run (its error), rebuilt as an Error for the handlers. */
+function undoCauseOf(json: string | null): { error: Error; json: string; cancel: boolean } {
+  const info = fromJson<ErrorInfo>(json) ?? { name: "Error", message: "The run failed." };
+  const error = Object.assign(new Error(info.message), { code: info.code, details: info.details });
+  error.name = info.name;
+  return { error, json: json ?? JSON.stringify(info), cancel: info.code === "RUN_CANCELLED" };
+}
 
 export class RunExecution {
   readonly id: number;
@@ -67,6 +78,15 @@ export class RunExecution {
   /** This execution's spans (observability/tracing.ts); null in verify mode. */
   trace: RunTrace | null = null;
   private readonly traceContext: string | null;
+  /** The steps that carry rollback handlers, and undoing them (rollback.ts). */
+  readonly rollbacks: Rollbacks;
+  /**
+   * Undo mode: why the run rolls back (its error as recorded, and whether a cancel asked for it). Set when the
+   * run fails with steps to undo, on a cancel with rollback, or when a run is loaded rolling-back: then its
+   * code only replays (to learn the handlers) and the first new call starts the undo.
+   */
+  private undoCause: { error: Error; json: string; cancel: boolean } | null = null;
+  private undoing = false;
 
   constructor(
     readonly core: EngineCore,
@@ -93,6 +113,8 @@ export class RunExecution {
     this.state = JSON.parse(run.state) as object;
     this.root = new Scope("", this.history.scope(""), null);
     verifier?.opened(this.root);
+    this.rollbacks = new Rollbacks(this);
+    if (run.status === "rolling-back" && !verifier) this.undoCause = undoCauseOf(run.error);
     for (const m of messages) this.enqueueMessage(m);
     this.input = fromJson(run.input);
     this.traceContext = run.traceContext;
@@ -103,6 +125,16 @@ export class RunExecution {
   /** True in verify mode: nothing new runs and nothing is written. */
   get verifying(): boolean {
     return this.verifier !== null;
+  }
+
+  /** True when nothing new may run: verify mode, or rolling back (the code replays only). */
+  get holding(): boolean {
+    return this.verifier !== null || this.undoCause !== null;
+  }
+
+  /** True while the run undoes its completed steps. */
+  get rollingBack(): boolean {
+    return this.undoing;
   }
 
   /** Opens a nested scope (a branch, a loop iteration) over the entries history holds for it. */
@@ -248,8 +280,10 @@ export class RunExecution {
     if (!this.dead && !this.verifying) this.core.writes.marker(row, this.core.owner, prepare);
   }
 
-  /** Verify mode: where new work would begin; never settles. */
+  /** Verify mode or undo mode: where new work would begin; never settles (undo mode starts the undo). */
   frontier(): Promise<never> {
+    // A turn later: code in sibling branches replays its recorded steps (and so its handlers) first.
+    if (this.undoCause && !this.verifying) setImmediate(() => this.undo());
     return new Promise<never>(() => {});
   }
 
@@ -305,7 +339,7 @@ export class RunExecution {
   /** Blocks a code path until the wait is released (by time or message); may suspend the run. */
   wait(w: Omit<Wait, "resolve" | "reject" | "exec">): Promise<void> {
     this.check(w.scope);
-    if (this.verifying) return this.frontier();
+    if (this.holding) return this.frontier();
     return new Promise<void>((resolve, reject) => {
       const full: Wait = { ...w, exec: this, resolve, reject };
       this.waits.add(full);
@@ -401,6 +435,7 @@ export class RunExecution {
       this.verifier.finished(this.fatal);
       return;
     }
+    if (this.undoCause) return this.undo();
     let json: string | null;
     try {
       if (this.fatal) throw this.fatal;
@@ -422,12 +457,66 @@ export class RunExecution {
       return;
     }
     const error = this.fatal && err !== this.fatal ? this.fatal : err;
+    if (!this.undoCause && this.rollbacks.due) {
+      const json = JSON.stringify(errorInfo(error));
+      this.undoCause = { error: error instanceof Error ? error : undoCauseOf(json).error, json, cancel: false };
+    }
+    if (this.undoCause) return this.undo();
     this.trace?.end("failed", this.core.clock.now(), error);
     void this.end("failed", { error: JSON.stringify(errorInfo(error)) });
   }
 
+  /** Cancel with rollback: stops the code and undoes what is due; false when nothing is (cancel plainly). */
+  cancelWithRollback(reasonJson: string): boolean {
+    if (this.undoing) return true;
+    if (this.dead || !this.rollbacks.due) return false;
+    this.undoCause = { ...undoCauseOf(reasonJson), cancel: true };
+    this.undo();
+    return true;
+  }
+
+  /**
+   * Stops the code, records the run rolling-back, runs the handlers due (rollback.ts) and ends the run:
+   * failed with its cause, cancelled when a cancel asked, failed with both errors when a handler failed.
+   */
+  private undo(): void {
+    const cause = this.undoCause;
+    if (this.undoing || this.dead || !cause) return;
+    this.undoing = true;
+    if (cause.cancel) cancelEntries(this, [this.root]);
+    this.root.cancel(new Abandoned());
+    this.dropWaits(this.root);
+    for (const c of this.controllers) c.abort(new Abandoned());
+    this.controllers.clear();
+    this.core.writes.patch(
+      {
+        id: this.id,
+        status: "rolling-back",
+        error: cause.json,
+        failureSignature: null,
+        waiting: null,
+        waitQueues: null,
+        waitRuns: null,
+        updatedAt: this.core.clock.now(),
+      },
+      this.core.owner,
+    );
+    this.core.statusChanged(this, "rolling-back");
+    this.rollbacks.run(cause.error).then(
+      (failure) => {
+        if (this.dead) return;
+        if (!failure) return void this.end(cause.cancel ? "cancelled" : "failed", { error: cause.json });
+        const info = fromJson<ErrorInfo>(cause.json) ?? { name: "Error", message: "unknown" };
+        const error = new RollbackFailedError(this.label, info, failure);
+        this.trace?.end("failed", this.core.clock.now(), error);
+        void this.end("failed", { error: JSON.stringify(errorInfo(error)) });
+      },
+      () => this.stop(),
+    );
+  }
+
   private async end(
-    status: "completed" | "failed",
+    status: "completed" | "failed" | "cancelled",
     fields: { output?: string | null; error?: string },
   ): Promise<void> {
     const now = this.core.clock.now();

@@ -25,6 +25,8 @@ export class Scope {
   next = 0;
   readonly names = new Set<string>();
   cancelled = false;
+  /** A ctx.rollbackCheckpoint was reached in this scope: steps after it here (and below) may carry handlers. */
+  checkpoint = false;
   readonly children: Scope[] = [];
   /** Entries recorded before this execution (replaying while next < loaded). */
   readonly loaded: number;
@@ -58,6 +60,12 @@ export class Scope {
 
   isWithin(other: Scope): boolean {
     for (let s: Scope | null = this; s; s = s.parent) if (s === other) return true;
+    return false;
+  }
+
+  /** True once a rollback checkpoint was reached in this scope or one enclosing it. */
+  get armed(): boolean {
+    for (let s: Scope | null = this; s; s = s.parent) if (s.checkpoint) return true;
     return false;
   }
 

@@ -66,6 +66,7 @@ function checkCore(clock: Clock, misuse: (what: string) => never): EngineCore {
     },
     suspended: () => misuse("suspension"),
     finished: () => misuse("the end of a run"),
+    statusChanged: () => misuse("a rollback"),
     emitEntry: () => {},
     emitBroadcast: () => {},
     runTags: () => misuse("the run's tags"),

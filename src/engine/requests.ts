@@ -2,11 +2,20 @@
 // The process that holds (or claims) a run carries them out and records what happened.
 
 import { type RequestRow, type RunRow, TERMINAL_STATUSES } from "../storage/store.js";
-import { cancelClaimed } from "./cancel.js";
+import { cancelClaimed, rollBackClaimed } from "./cancel.js";
 import type { Engine } from "./engine.js";
 import { type ReplayOptions, replayRun } from "./replay.js";
 
 /** Who asked, as recorded with the request (default: another process). */
+/** True for a cancel request that asks for rollback. */
+function withRollback(r: RequestRow): boolean {
+  try {
+    return (JSON.parse(r.args) as { rollback?: unknown }).rollback === true;
+  } catch {
+    return false;
+  }
+}
+
 function requestedBy(r: RequestRow): string {
   try {
     const by = (JSON.parse(r.args) as { by?: unknown }).by;
@@ -29,7 +38,11 @@ export class Requests {
     const pending = await e.store.pendingRequests([run.id], 100);
     let outcome: "resume" | "released" | "stop" = TERMINAL_STATUSES.includes(run.status) ? "stop" : "resume";
     for (const r of pending) {
-      if (r.kind === "cancel") {
+      if (r.kind === "cancel" && withRollback(r)) {
+        // Resumed rolling-back: its code replays to learn the handlers, then they run (execution.ts).
+        if (outcome === "resume") rollBackClaimed(e, run, requestedBy(r));
+        e.writes.requestDone(r.id, { ok: true, status: outcome === "resume" ? "rolling-back" : run.status });
+      } else if (r.kind === "cancel") {
         if (outcome !== "stop") await cancelClaimed(e, run, requestedBy(r));
         outcome = "stop";
         e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
@@ -68,8 +81,8 @@ export class Requests {
     const pending: RequestRow[] = await e.store.pendingRequests(runIds, 100);
     for (const r of pending) {
       if (r.kind === "cancel") {
-        await e.cancel(r.runId, { by: requestedBy(r) });
-        e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
+        const status = await e.cancel(r.runId, { by: requestedBy(r), rollback: withRollback(r) });
+        e.writes.requestDone(r.id, { ok: true, status });
       } else {
         e.writes.requestDone(r.id, {
           ok: false,

@@ -11,6 +11,7 @@ import {
   ValueTooDeepError,
 } from "../errors.js";
 import { ATTR, type EntrySpan } from "../observability/tracing.js";
+import { RollbackNotArmedError } from "../rollback-errors.js";
 import type { StepContext, StepOptions } from "../workflow.js";
 import { toMs } from "./duration.js";
 import { type Attempt, attemptsOf, type EntryOf, entryPath } from "./entries.js";
@@ -24,7 +25,7 @@ import type { Tags } from "./tags.js";
 
 const DEFAULT_RETRIES = 3;
 
-interface RetryPolicy {
+export interface RetryPolicy {
   maxAttempts: number;
   initial: number;
   max: number;
@@ -42,7 +43,8 @@ const DEFAULT_POLICY: RetryPolicy = {
   timeout: null,
 };
 
-function policyOf(options: StepOptions | undefined, path: string): RetryPolicy {
+/** A step's retry policy from its options (a rollback handler retries by its step's policy too). */
+export function policyOf(options: StepOptions | undefined, path: string): RetryPolicy {
   if (options === undefined) return DEFAULT_POLICY;
   const retries = options?.retries ?? DEFAULT_RETRIES;
   if (!Number.isInteger(retries) || retries < 0) {
@@ -123,11 +125,20 @@ export async function runStep<T>(
   if (typeof fn !== "function") {
     throw new InvalidInputError(`ctx.step("${name}", fn) needs a function as its second argument.`);
   }
+  const undo = options?.rollback;
+  if (undo !== undefined) {
+    exec.check(scope);
+    if (typeof undo !== "function")
+      throw new InvalidInputError(`Step "${entryPath(scope.path, name)}": rollback must be a function (rb, output) => ..., got ${typeof undo}.`);
+    if (!scope.armed) throw new RollbackNotArmedError(exec.label, entryPath(scope.path, name));
+  }
   const { ordinal, recorded } = exec.slot(scope, name, "step");
-  if (recorded?.status === "completed")
+  if (recorded?.status === "completed") {
+    if (undo) exec.rollbacks.replayed(recorded, undo, options);
     return (recorded.output === null ? undefined : JSON.parse(recorded.output)) as T;
+  }
   if (recorded?.status === "failed") throw recordedFailure(exec, recorded);
-  if (exec.verifying) return exec.frontier();
+  if (exec.holding) return exec.frontier();
 
   const path = entryPath(scope.path, name);
   const policy = policyOf(options, path);
@@ -191,6 +202,7 @@ export async function runStep<T>(
       row.endedAt = attempt.endedAt;
       row.output = output;
       row.attempts = JSON.stringify(attempts);
+      if (undo) exec.rollbacks.completed(row, undo, options);
       attemptEnded(exec, span, attempt, true);
       if (diff) {
         row.stateSeq = ++exec.stateSeq;

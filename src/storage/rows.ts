@@ -1,12 +1,13 @@
 // The rows the store keeps and answers (runs, entries, messages, schedules, queries and counts), as plain types.
 
-/** Statuses a run can be in. Terminal: completed, failed, cancelled. */
+/** Statuses a run can be in. Terminal: completed, failed, cancelled. Rolling-back: undoing completed steps. */
 export type RunStatus =
   | "pending"
   | "running"
   | "sleeping"
   | "waiting"
   | "retrying"
+  | "rolling-back"
   | "completed"
   | "failed"
   | "cancelled";
@@ -18,6 +19,7 @@ export const RUN_STATUSES: readonly RunStatus[] = [
   "sleeping",
   "waiting",
   "retrying",
+  "rolling-back",
   "completed",
   "failed",
   "cancelled",

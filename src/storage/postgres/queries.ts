@@ -55,7 +55,7 @@ export function statements(t: Tables) {
           AND ($4::text[] IS NULL OR workflow = ANY($4::text[])) AND NOT ${NEEDS_SLOT}
         ORDER BY wake_at LIMIT $3 FOR UPDATE SKIP LOCKED)
       UPDATE ${t.runs} r SET owner = $2, lease_until = $5, wake_at = $5, updated_at = $1,
-        status = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.status ELSE 'running' END,
+        status = CASE WHEN r.status IN ${TERMINAL_SQL} OR r.status = 'rolling-back' THEN r.status ELSE 'running' END,
         waiting = CASE WHEN r.status IN ${TERMINAL_SQL} THEN r.waiting ELSE NULL END,
         wait_queues = NULL, wait_runs = NULL, queued_at = NULL
       FROM due WHERE r.id = due.id RETURNING ${runColumns("r.")}, due.owner AS "takenFrom"`,

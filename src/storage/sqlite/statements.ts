@@ -203,7 +203,7 @@ export function prepareStatements(db: Database.Database): Statements {
       AND (?3 IS NULL OR workflow IN (SELECT value FROM json_each(?3)))
       ORDER BY wake_at, id LIMIT ?2`),
     claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
-        status = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN status ELSE 'running' END,
+        status = CASE WHEN status IN ('completed', 'failed', 'cancelled', 'rolling-back') THEN status ELSE 'running' END,
         waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
         wait_queues = NULL, wait_runs = NULL, queued_at = NULL
       WHERE id = @id RETURNING ${RUN_COLUMNS}`),
