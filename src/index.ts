@@ -57,7 +57,7 @@ export type {
 export type { ScheduleControl, ScheduleInfo } from "./engine/schedule-types.js";
 export type { HistoryEntry, RunInfo, WaitInfo } from "./engine/views.js";
 export * from "./errors.js";
-export { type RollbackFailure, RollbackFailedError, RollbackNotArmedError } from "./rollback-errors.js";
+export { RollbackFailedError, type RollbackFailure, RollbackNotArmedError } from "./rollback-errors.js";
 
 /**
  * The application's workflows, for the types of ctx.child by name. Declare them once, beside setup():

@@ -25,7 +25,11 @@ export interface RollbackFailure {
 
 /** A run failed (or was cancelled with rollback), and then a rollback handler failed after its retries. */
 export class RollbackFailedError extends WaymarkError {
-  constructor(run: string, cause: { name: string; message: string; details?: unknown }, failure: RollbackFailure) {
+  constructor(
+    run: string,
+    cause: { name: string; message: string; details?: unknown },
+    failure: RollbackFailure,
+  ) {
     const at = (cause.details as { step?: unknown } | undefined)?.step;
     super(
       "ROLLBACK_FAILED",

@@ -74,7 +74,12 @@ export async function cancelRun(
 export function rollBackClaimed(engine: Engine, run: RunRow, by: string): void {
   const now = engine.clock.now();
   engine.writes.patch(
-    { id: run.id, status: "rolling-back", error: cancelReason(`${run.workflow}/${run.key}`, by, now), updatedAt: now },
+    {
+      id: run.id,
+      status: "rolling-back",
+      error: cancelReason(`${run.workflow}/${run.key}`, by, now),
+      updatedAt: now,
+    },
     engine.owner,
   );
 }

@@ -14,7 +14,14 @@ import { asEntries } from "./entries.js";
 import { checkAgainstCode } from "./replay-check.js";
 
 /** Statuses of a run that will execute again. */
-export const UNFINISHED: RunStatus[] = ["pending", "running", "sleeping", "waiting", "retrying", "rolling-back"];
+export const UNFINISHED: RunStatus[] = [
+  "pending",
+  "running",
+  "sleeping",
+  "waiting",
+  "retrying",
+  "rolling-back",
+];
 
 /** One entry as history holds it or as the code asks for it. */
 export interface EntryRef {

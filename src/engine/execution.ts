@@ -19,6 +19,7 @@ import { RunTrace } from "../observability/tracing.js";
 import { RollbackFailedError } from "../rollback-errors.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
+import { cancelEntries } from "./branches.js";
 import type { EngineCore, Wait } from "./core.js";
 import {
   blankEntry,
@@ -28,13 +29,12 @@ import {
   type EntryStatus,
   entryPath,
 } from "./entries.js";
-import { cancelEntries } from "./branches.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import { HistoryIndex, nameProblem, Scope } from "./history.js";
 import { Inbox } from "./inbox.js";
 import { fromJson, toJson } from "./json.js";
-import { Abandoned, isInternal, ScopeCancelled } from "./signals.js";
 import { Rollbacks } from "./rollback.js";
+import { Abandoned, isInternal, ScopeCancelled } from "./signals.js";
 import { waitRecord } from "./suspension.js";
 import type { VerifyObserver } from "./verify-observer.js";
 
@@ -435,7 +435,10 @@ export class RunExecution {
       this.verifier.finished(this.fatal);
       return;
     }
-    if (this.undoCause) return this.undo();
+    if (this.undoCause) {
+      this.undo();
+      return;
+    }
     let json: string | null;
     try {
       if (this.fatal) throw this.fatal;
@@ -459,9 +462,16 @@ export class RunExecution {
     const error = this.fatal && err !== this.fatal ? this.fatal : err;
     if (!this.undoCause && this.rollbacks.due) {
       const json = JSON.stringify(errorInfo(error));
-      this.undoCause = { error: error instanceof Error ? error : undoCauseOf(json).error, json, cancel: false };
+      this.undoCause = {
+        error: error instanceof Error ? error : undoCauseOf(json).error,
+        json,
+        cancel: false,
+      };
     }
-    if (this.undoCause) return this.undo();
+    if (this.undoCause) {
+      this.undo();
+      return;
+    }
     this.trace?.end("failed", this.core.clock.now(), error);
     void this.end("failed", { error: JSON.stringify(errorInfo(error)) });
   }
@@ -505,7 +515,10 @@ export class RunExecution {
     this.rollbacks.run(cause.error).then(
       (failure) => {
         if (this.dead) return;
-        if (!failure) return void this.end(cause.cancel ? "cancelled" : "failed", { error: cause.json });
+        if (!failure) {
+          void this.end(cause.cancel ? "cancelled" : "failed", { error: cause.json });
+          return;
+        }
         const info = fromJson<ErrorInfo>(cause.json) ?? { name: "Error", message: "unknown" };
         const error = new RollbackFailedError(this.label, info, failure);
         this.trace?.end("failed", this.core.clock.now(), error);

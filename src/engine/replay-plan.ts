@@ -12,7 +12,16 @@
 
 import { InvalidInputError, ReplayError } from "../errors.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
-import { asEntries, attemptsOf, type Entry, entryPath, isContainer, reopenedContainer } from "./entries.js";
+import {
+  asEntries,
+  attemptsOf,
+  detailOf,
+  type Entry,
+  type EntryOf,
+  entryPath,
+  isContainer,
+  reopenedContainer,
+} from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
 import { applyDiff, type JsonValue, revertDiff } from "./json.js";
 import type { ReplayPlan } from "./replay-types.js";
@@ -69,6 +78,11 @@ function defaultFrom(run: RunRow, rows: Entry[]): Entry | null {
   const label = `${run.workflow}/${run.key}`;
   const code = rows.filter((r) => r.scope !== REPLAY_SCOPE);
   if (run.status === "failed") {
+    // A rollback handler failed: the replay runs it again and the remaining ones (the run fails again, undone).
+    const undo = code
+      .filter((r) => r.kind === "rollback" && r.status === "failed")
+      .sort((a, b) => b.seq - a.seq);
+    if (undo[0]) return undo[0];
     const failed = code.filter((r) => r.status === "failed");
     if (failed.length) {
       // The innermost: a failed entry no other failed entry is nested in.
@@ -147,10 +161,24 @@ export function planReplay(input: ReplayInput): PlannedReplay {
   const from = input.fromStep !== undefined ? chosenFrom(run, rows, input.fromStep) : defaultFrom(run, rows);
   const containers = from ? containersOf(rows, from) : [];
   const containerSeqs = new Set(containers.map((c) => c.seq));
-  const discarded = from
-    ? rows.filter((r) => r.seq >= from.seq && !containerSeqs.has(r.seq) && r.scope !== REPLAY_SCOPE)
+  const forward = from
+    ? rows.filter(
+        (r) =>
+          r.seq >= from.seq && !containerSeqs.has(r.seq) && r.scope !== REPLAY_SCOPE && r.kind !== "rollback",
+      )
     : [];
+  const forwardSeqs = new Set(forward.map((r) => r.seq));
+  // A handler's record goes with its step (which runs again), or when the replay reruns the rollback from it.
+  const undos = rows.filter((r): r is EntryOf<"rollback"> => r.kind === "rollback");
+  const discarded = forward.concat(
+    undos.filter(
+      (r) => forwardSeqs.has(detailOf(r)?.stepSeq ?? -1) || (from?.kind === "rollback" && r.seq >= from.seq),
+    ),
+  );
   const discardSeqs = new Set(discarded.map((r) => r.seq));
+  const undone = undos
+    .filter((r) => r.status === "completed")
+    .map((r) => ({ id: detailOf(r)?.stepSeq ?? r.seq, path: r.name, redo: discardSeqs.has(r.seq) }));
   const reopened = from ? containers.map((c) => reopenedContainer(c, from)) : [];
   const state = stateWithout(run, rows, discardSeqs);
   const consumed = input.messages
@@ -184,6 +212,7 @@ export function planReplay(input: ReplayInput): PlannedReplay {
       })),
       restoreState: state,
       version: { from: run.version, to: input.version },
+      ...(undone.length ? { undone } : {}),
     },
     kept,
     discardSeqs: [...discardSeqs],

@@ -32,6 +32,12 @@ export interface ReplayPlan {
     status: string;
     action: "reuse" | "replay" | "wait";
   }>;
+  /**
+   * Steps a rollback undid (their handler completed). `redo` true: the replay discards the step, so it runs
+   * again. False: its record is kept, so the replay goes on as if it were done although it was undone;
+   * replay from that step to redo it.
+   */
+  undone?: Array<{ id: number; path: string; redo: boolean }>;
   /** Containers of the chosen entry, kept but reopened. */
   reopen: Array<{ id: number; path: string; kind: string }>;
   restoreMessages: Array<{ id: number; queue: string; body: unknown; sentAt: number }>;

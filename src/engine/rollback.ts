@@ -126,7 +126,10 @@ export class Rollbacks {
     const last = attempts.at(-1);
     if (last?.status === "running") {
       last.status = "interrupted";
-      last.error = { name: "Interrupted", message: "The process stopped during this attempt, so it runs again." };
+      last.error = {
+        name: "Interrupted",
+        message: "The process stopped during this attempt, so it runs again.",
+      };
     }
     const registered = this.handlers.get(t.step.seq);
     if (!registered) {
@@ -143,7 +146,8 @@ export class Rollbacks {
     for (;;) {
       if (row.status === "retrying") {
         const at = attempts.at(-1)?.retryAt ?? 0;
-        if (at > clock.now()) await new Promise<void>((resolve) => afterClock(clock, at - clock.now(), resolve));
+        if (at > clock.now())
+          await new Promise<void>((resolve) => afterClock(clock, at - clock.now(), resolve));
         if (exec.dead) throw new Abandoned();
       }
       const attempt: Attempt = { n: attempts.length + 1, startedAt: clock.now(), status: "running" };
@@ -169,7 +173,9 @@ export class Rollbacks {
         attempt.endedAt = clock.now();
         attempt.error = info;
         const fatal =
-          err instanceof FatalError || err instanceof NotSerializableError || err instanceof ValueTooDeepError;
+          err instanceof FatalError ||
+          err instanceof NotSerializableError ||
+          err instanceof ValueTooDeepError;
         if (fatal || attempt.n >= policy.maxAttempts) return this.failed(row, attempts, path, info);
         attempt.retryAt = attempt.endedAt + backoffDelay(policy, attempt.n, exec.core.random());
         row.status = "retrying";

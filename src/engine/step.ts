@@ -129,7 +129,9 @@ export async function runStep<T>(
   if (undo !== undefined) {
     exec.check(scope);
     if (typeof undo !== "function")
-      throw new InvalidInputError(`Step "${entryPath(scope.path, name)}": rollback must be a function (rb, output) => ..., got ${typeof undo}.`);
+      throw new InvalidInputError(
+        `Step "${entryPath(scope.path, name)}": rollback must be a function (rb, output) => ..., got ${typeof undo}.`,
+      );
     if (!scope.armed) throw new RollbackNotArmedError(exec.label, entryPath(scope.path, name));
   }
   const { ordinal, recorded } = exec.slot(scope, name, "step");
