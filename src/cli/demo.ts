@@ -52,6 +52,7 @@ export const DEMO_RUNS = {
   fanOut: { workflow: "fanOut", key: "order-1001" },
   agentLoop: { workflow: "agentLoop", key: "greet" },
   order: { workflow: "order", key: "order-42" },
+  booking: { workflow: "booking", key: "trip-7" },
 } as const;
 
 const FINISHED: RunStatus[] = ["completed", "failed", "cancelled"];
@@ -244,7 +245,25 @@ export async function seedDemo(
     );
   }
 
-  // 8. Runs from the failure corpus (fixtures/failures/), each left in trouble for diagnose_run to explain.
+  // 8. A booking whose payment is declined: its flight, hotel and car reservations are undone, latest first.
+  {
+    const ref = DEMO_RUNS.booking;
+    const created = !(await exists(engine, "booking", ref.key));
+    const run = await engine.getOrCreate("booking", ref.key, { trip: "7", card: "0000-1111" });
+    const { info, history } = await settle(engine, run, []);
+    const undone = history
+      .filter((e) => e.kind === "rollback" && e.status === "completed")
+      .map((e) => e.name);
+    add(
+      ref,
+      created,
+      info,
+      `failed at capture-payment (card declined); ${undone.length} of 3 reservations undone (${undone.join(", ")})`,
+      `see what was undone: ${mcp("diagnose_run", ref)}`,
+    );
+  }
+
+  // 9. Runs from the failure corpus (fixtures/failures/), each left in trouble for diagnose_run to explain.
   for (const scenario of DEMO_SCENARIOS) {
     const ref = { workflow: scenario.workflow, key: scenario.key };
     const created = !(await exists(engine, scenario.workflow as keyof FixtureWorkflows, ref.key));

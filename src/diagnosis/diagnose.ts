@@ -2,6 +2,7 @@
 // the same way, and the exact next tool calls. Reads only; never imports the MCP layer.
 
 import type { Engine } from "../engine/engine.js";
+import { type RollbackSummary, rollbackSummary } from "../engine/rollback-summary.js";
 import { childLink, throughChild, waitingOnChild } from "./children.js";
 import { type Finding, gatherFacts, type RunFacts } from "./facts.js";
 import { diagnoseFailed } from "./failure.js";
@@ -9,7 +10,7 @@ import { diagnoseCancelled, diagnoseRetrying, diagnoseSleeping, diagnoseStalled,
 import { diagnoseQueued } from "./queued.js";
 import { siblingEvidence } from "./sibling.js";
 import { type FailureKey, listFailures, normaliseMessage, signatureOf } from "./signatures.js";
-import type { DiagnoseOptions, Diagnosis, NextAction, Similar } from "./types.js";
+import type { DiagnoseOptions, Diagnosis, Evidence, NextAction, Similar } from "./types.js";
 import { diagnoseWaiting } from "./waiting.js";
 
 async function classify(facts: RunFacts): Promise<Finding> {
@@ -35,6 +36,21 @@ async function classify(facts: RunFacts): Promise<Finding> {
     default:
       return healthy(facts);
   }
+}
+
+/** What a rollback undid and did not, as evidence. */
+function rollbackEvidence(r: RollbackSummary): Evidence[] {
+  const out: Evidence[] = [{ kind: "rollback", fact: r.text }];
+  if (r.undone.length)
+    out.push({ kind: "rollback", fact: `Undone (in this order): ${r.undone.join(", ")}.` });
+  if (r.failed)
+    out.push({
+      kind: "rollback",
+      fact: `The rollback handler of ${r.failed.step} failed: ${r.failed.error}.`,
+    });
+  if (r.notUndone.length)
+    out.push({ kind: "rollback", fact: `Not undone (their work stands): ${r.notUndone.join(", ")}.` });
+  return out;
 }
 
 /** Runs of the same workflow failing with the same signature within the window. */
@@ -89,12 +105,17 @@ async function diagnoseAt(
   const finding = await classify(facts);
   const sibling = await siblingEvidence(facts, finding);
   const { info } = facts;
+  const rollback = rollbackSummary(facts.entries, info.status, info.error);
   return {
     run: { workflow: info.workflow, key: info.key, status: info.status, version: info.version },
     category: finding.category,
     culprit: finding.culprit,
-    summary: finding.summary,
-    evidence: sibling ? [...finding.evidence, ...sibling.evidence] : finding.evidence,
+    summary: rollback ? `${finding.summary} Rollback: ${rollback.text}.` : finding.summary,
+    evidence: [
+      ...finding.evidence,
+      ...(rollback ? rollbackEvidence(rollback) : []),
+      ...(sibling ? sibling.evidence : []),
+    ],
     similar: finding.failure ? await similarTo(facts, finding.failure) : null,
     nextActions: sibling ? withCompare(finding.nextActions, sibling.action) : finding.nextActions,
   };

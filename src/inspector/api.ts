@@ -20,6 +20,7 @@ import type { WaymarkEngine } from "../engine/api.js";
 import { outcomeOf } from "../engine/audit.js";
 import type { AuditClient, AuditTarget } from "../engine/audit-types.js";
 import type { ListRunsOptions } from "../engine/listing.js";
+import { rollbackSummary } from "../engine/rollback-summary.js";
 import { cut } from "../format.js";
 import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
 import { ApiError, readJson } from "./respond.js";
@@ -305,6 +306,11 @@ export class InspectorApi {
         count: await this.engine.audit.count({ workflow, key }),
         entries: (await this.engine.audit.list({ workflow, key, limit: 20 })).entries,
       },
+      rollback: rollbackSummary(
+        await this.engine.history(info.id, { limit: HISTORY_MAX }),
+        info.status,
+        info.error,
+      ),
       serverNow: now,
     };
   }

@@ -7,6 +7,7 @@ import type { ConcurrencyInfo } from "../engine/concurrency.js";
 import { type Attempt, isContainer, isMarker, isWait } from "../engine/entries.js";
 import type { ErrorInfo } from "../engine/error-info.js";
 import type { ReplayPlan } from "../engine/replay.js";
+import type { RollbackSummary } from "../engine/rollback-summary.js";
 import type { ScheduleInfo } from "../engine/schedules.js";
 import type { HistoryEntry, RunInfo, WaitInfo } from "../engine/views.js";
 import { cut } from "../format.js";
@@ -217,6 +218,8 @@ export interface RunAnswer {
   can: RunActions;
   /** The writes made to this run (MCP, inspector, CLI), newest first: how many, and the latest 20. */
   writes?: { count: number; entries: AuditEntry[] };
+  /** What a rollback undid and did not (failed, cancelled or rolling-back runs with handlers), else null. */
+  rollback: RollbackSummary | null;
   serverNow: number;
 }
 

@@ -52,9 +52,11 @@ describe("entry kinds", () => {
       version: "001",
       replay: "001",
       child: "010",
+      checkpoint: "001",
+      rollback: "000",
     });
     // A row written by a newer version (or a name from Object.prototype) is none of these, and does not throw.
-    for (const k of ["checkpoint", "toString", "__proto__"]) {
+    for (const k of ["compensation", "toString", "__proto__"]) {
       expect(traitsOf(k)).toBeUndefined();
       expect([isContainer(k), isWait(k), isMarker(k)]).toEqual([false, false, false]);
     }

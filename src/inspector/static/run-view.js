@@ -45,7 +45,7 @@ import { WritesPanel } from "./writes.js";
 /** A run's view. */
 export function RunView(/** @type {RunViewState & { actions: RunViewActions }} */ props) {
   const { run: answer, history, selectedId, entry, diagnosis, now, readOnly, actions } = props;
-  const { run, waiting, queues, can, parent, concurrency } = answer;
+  const { run, waiting, queues, can, parent, concurrency, rollback } = answer;
   const entryTitle = useRef(/** @type {HTMLHeadingElement | null} */ (null));
   const select = (/** @type {number | string} */ ref) => {
     const e = history.entries.find((x) => x.id === ref || x.path === ref);
@@ -87,6 +87,14 @@ export function RunView(/** @type {RunViewState & { actions: RunViewActions }} *
       : null,
     h(RunError, { error: run.error }),
     h(ConcurrencyPanel, { concurrency, workflow: run.workflow }),
+    rollback
+      ? h(
+          "section",
+          { class: "panel run-rollback", "aria-label": "Rollback" },
+          h("h2", {}, "Rollback"),
+          h("p", { class: rollback.failed ? "error-text" : "" }, rollback.text),
+        )
+      : null,
     h(WaitingPanel, { waiting, queues, canSend: can.send, onSend: actions.send }),
     h(
       "div",

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { actionLine, call, type NextAction } from "../../diagnosis/index.js";
 import { WAIT_KINDS, type WaitKind } from "../../engine/entries.js";
+import { rollbackSummary } from "../../engine/rollback-summary.js";
 import { RUN_VIEW_URI } from "../apps/uris.js";
 import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
@@ -152,6 +153,22 @@ export const getRun = defineTool({
       })
       .describe("How much history and mail the run has."),
     failedEntry: z.string().nullable().describe("Path of the latest failed entry, if any (see get_step)."),
+    rollback: z
+      .object({
+        failedAt: z.string().nullable().describe("Path of the step the run failed at, or null."),
+        total: z.number().describe("Completed steps that carry a rollback handler."),
+        undone: z.array(z.string()).describe("Steps undone, in the order they were undone."),
+        notUndone: z.array(z.string()).describe("Steps with a handler not undone, the next to undo first."),
+        failed: z
+          .object({ step: z.string(), error: z.string() })
+          .nullable()
+          .describe("The step whose rollback handler failed after its retries, or null."),
+        text: z.string().describe("The rollback in one sentence."),
+      })
+      .nullable()
+      .describe(
+        "What the rollback of a failed, cancelled or rolling-back run undid and did not; null without handlers.",
+      ),
     pendingMessages: z
       .array(z.object({ id: z.number(), queue: z.string(), sentAt: z.string() }))
       .describe("The first unconsumed messages."),
@@ -174,6 +191,7 @@ export const getRun = defineTool({
     const byStatus: Record<string, number> = {};
     for (const e of entries) byStatus[e.status] = (byStatus[e.status] ?? 0) + 1;
     const failed = entries.filter((e) => e.status === "failed").at(-1) ?? null;
+    const rollback = rollbackSummary(entries, info.status, info.error);
     const pending = await ctx.engine.listMessages(row.id, { limit: 100 });
     const writes = await runWrites(ctx, row.workflow, row.key);
     const waiting: Array<{
@@ -277,6 +295,7 @@ export const getRun = defineTool({
         counts: { entries: entries.length, byStatus, pendingMessages: pending.length },
         writes,
         failedEntry: failed?.path ?? null,
+        rollback,
         pendingMessages: pending
           .slice(0, 10)
           .map((m) => ({ id: m.id, queue: m.queue, sentAt: iso(m.sentAt)! })),
@@ -305,6 +324,7 @@ export const getRun = defineTool({
         );
       const waits = waitText(info.waiting);
       if (waits) lines.push(`Waits for ${waits}.`);
+      if (rollback) lines.push(`Rollback: ${rollback.text}.`);
       const err = errorLine(info.error);
       if (err) lines.push(`Error: ${err}`);
       lines.push(`Input: ${brief(info.input)}`, `State: ${brief(info.state, 300)}`);

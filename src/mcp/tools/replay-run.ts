@@ -38,7 +38,25 @@ function planText(p: ReplayPlan): string {
           : `waits again for child run ${c.workflow}/${c.key} (${c.status})`,
     );
   const children = kids.length ? `, ${kids.join(", ")}` : "";
-  return `${from}: discards ${p.discard.length} entr${p.discard.length === 1 ? "y" : "ies"}${paths.length ? ` (${paths.join(", ")}${p.discard.length > 8 ? ", ..." : ""})` : ""}${rerun}${children}, puts back ${p.restoreMessages.length} message(s), restores the state as it was before, and runs on version ${p.version.to}${p.version.to !== p.version.from ? ` (was ${p.version.from})` : ""}`;
+  return `${from}: discards ${p.discard.length} entr${p.discard.length === 1 ? "y" : "ies"}${paths.length ? ` (${paths.join(", ")}${p.discard.length > 8 ? ", ..." : ""})` : ""}${rerun}${children}, puts back ${p.restoreMessages.length} message(s), restores the state as it was before, and runs on version ${p.version.to}${p.version.to !== p.version.from ? ` (was ${p.version.from})` : ""}${undoneText(p)}`;
+}
+
+/** What a replay does to steps a rollback undid: redone (discarded, they run again) or kept undone. */
+function undoneText(p: ReplayPlan): string {
+  const parts: string[] = [];
+  if (p.from?.path.startsWith("~rollback/"))
+    parts.push(
+      "; it goes on with the rollback: the failed handler and the remaining ones run, those that finished do not",
+    );
+  const redo = (p.undone ?? []).filter((u) => u.redo).map((u) => u.path);
+  const kept = (p.undone ?? []).filter((u) => !u.redo).map((u) => u.path);
+  if (redo.length)
+    parts.push(`; it redoes ${redo.length} undone step(s) (${redo.join(", ")}): they run again`);
+  if (kept.length)
+    parts.push(
+      `; it does NOT redo ${kept.length} step(s) a rollback undid (${kept.join(", ")}): their records stay completed, so the run goes on as if their work stood; replay fromStep "${kept.at(-1)}" to redo them`,
+    );
+  return parts.join("");
 }
 
 export const replayRun = defineTool({
@@ -100,6 +118,18 @@ export const replayRun = defineTool({
       .optional()
       .describe(
         "Child runs of discarded ctx.child entries: reuse (completed: its output is taken again, its side effects do not repeat), replay (failed or cancelled: replayed from its failed step with this run), wait (unfinished). Show these to the user.",
+      ),
+    undone: z
+      .array(
+        z.object({
+          id: z.number().describe("The step's entry id."),
+          path: z.string().describe("The step's path."),
+          redo: z.boolean().describe("True: discarded, so it runs again. False: kept completed, not redone."),
+        }),
+      )
+      .optional()
+      .describe(
+        "Steps a rollback undid, and whether this replay redoes them. Tell the user about any with redo false: the run would go on without their work.",
       ),
     reopen: z
       .array(z.object({ id: z.number(), path: z.string(), kind: z.string() }))
@@ -207,6 +237,7 @@ export const replayRun = defineTool({
           discardCount: plan.discard.length,
           rerun: fitItems(plan.rerun, Math.max(1000, s.limit)),
           children: (plan.children ?? []).slice(0, 100),
+          ...(plan.undone ? { undone: plan.undone.slice(0, 100) } : {}),
           reopen: plan.reopen,
           restoreMessages: plan.restoreMessages.slice(0, 20).map((m) => ({
             id: m.id,

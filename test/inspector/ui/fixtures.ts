@@ -65,6 +65,7 @@ export function failedRun(key = "tax-outage", can = { send: false, cancel: false
     queues: [],
     concurrency: null,
     can,
+    rollback: null,
     serverNow: T0 + 2_000,
   };
 }
