@@ -98,6 +98,19 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
       "reserve-flight:completed",
     ]);
     expect(history.find((e) => e.kind === "checkpoint")?.name).toBe("booking");
+    // A replay's dry run says the undone steps stay undone unless the replay starts at or before them.
+    const plan = await engine.replay(run, { dryRun: true });
+    expect("undone" in plan && plan.undone?.map((u) => `${u.path}:${u.redo}`)).toEqual([
+      "reserve-car:false",
+      "reserve-hotel:false",
+      "reserve-flight:false",
+    ]);
+    const early = await engine.replay(run, { dryRun: true, fromStep: "reserve-hotel" });
+    expect("undone" in early && early.undone?.map((u) => `${u.path}:${u.redo}`)).toEqual([
+      "reserve-car:true",
+      "reserve-hotel:true",
+      "reserve-flight:false",
+    ]);
   });
 
   it("refuses a step with a rollback handler reached before any checkpoint, naming the fix", async () => {
@@ -168,6 +181,43 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
     const history = await undo.history();
     expect(history.find((e) => e.path === "wait-go")?.status).toBe("cancelled");
     expect(history.filter((e) => e.kind === "rollback" && e.status === "completed")).toHaveLength(3);
+  });
+
+  it("cancel with rollback of a run executing here: its step in flight is aborted, then completed steps are undone", async () => {
+    const timeline: string[] = [];
+    let started = () => {};
+    const working = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const wf = workflow({
+      run: async (ctx) => {
+        await ctx.rollbackCheckpoint("c");
+        await ctx.step("hold", () => "held", {
+          rollback: (rb, out) => void timeline.push(`undo:${out}:${rb.error.message}`),
+        });
+        await ctx.step("work", (step) => {
+          timeline.push("working");
+          started();
+          return new Promise((_, reject) =>
+            step.signal.addEventListener("abort", () => reject(new Error("stopped"))),
+          );
+        });
+      },
+    });
+    const engine = closeLater(
+      await setup({ use: { wf } }).start({ database: await database(), clock: new FakeClock() }),
+    );
+    const run = await engine.getOrCreate("wf", "k");
+    await working;
+    expect(await engine.cancel(run, { rollback: true, by: "a test" })).toBe("rolling-back");
+    const info = await waitForStatus(engine, run, ["cancelled", "failed"]);
+    expect(info.status).toBe("cancelled");
+    expect(timeline).toEqual([
+      "working",
+      expect.stringMatching(/^undo:held:Run "wf\/k" was cancelled by a test/),
+    ]);
+    const history = await run.history();
+    expect(history.find((e) => e.path === "work")?.status).toBe("cancelled");
   });
 
   it("undoes steps inside join branches and loop iterations too, innermost and latest first", async () => {
