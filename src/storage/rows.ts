@@ -64,8 +64,8 @@ export interface RunRow {
   queuedAt: number | null;
 }
 
-/** Statuses in which a run holds a concurrency slot (it executes, or retries, backoff included). */
-export const SLOT_STATUSES: readonly RunStatus[] = ["running", "retrying"];
+/** Statuses in which a run holds a concurrency slot (it executes, retries, backoff included, or rolls back). */
+export const SLOT_STATUSES: readonly RunStatus[] = ["running", "retrying", "rolling-back"];
 
 /** What a run of a limited workflow waits behind: the runs holding its key's slots, and older runs queued first. */
 export interface ConcurrencyQueue {

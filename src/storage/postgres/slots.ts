@@ -32,7 +32,7 @@ export interface SlotKey {
 }
 
 /** SQL deciding that a due run needs a slot (limited, neither holding one nor finished). */
-export const NEEDS_SLOT = `(concurrency_limit IS NOT NULL AND status NOT IN ('running', 'retrying', 'completed', 'failed', 'cancelled'))`;
+export const NEEDS_SLOT = `(concurrency_limit IS NOT NULL AND status NOT IN ('running', 'retrying', 'rolling-back', 'completed', 'failed', 'cancelled'))`;
 
 const LIVE = `status NOT IN ${TERMINAL_SQL}`;
 
@@ -50,9 +50,9 @@ export class PostgresSlots {
       lockKeys: `SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || u.w || chr(31) || u.k, 0))
         FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS u(w, k, o) ORDER BY u.o`,
       holders: `SELECT count(*)::int AS n FROM ${t.runs} WHERE workflow = $1 AND concurrency_key = $2
-        AND status IN ('running', 'retrying') AND id <> $3`,
+        AND status IN ('running', 'retrying', 'rolling-back') AND id <> $3`,
       holderRows: `SELECT id, workflow, key, status FROM ${t.runs} WHERE workflow = $1 AND concurrency_key = $2
-        AND status IN ('running', 'retrying') ORDER BY id LIMIT 20`,
+        AND status IN ('running', 'retrying', 'rolling-back') ORDER BY id LIMIT 20`,
       ahead: `SELECT count(*)::int AS n FROM ${t.runs} WHERE workflow = $1 AND concurrency_key = $2
         AND queued_at IS NOT NULL AND ${LIVE} AND id < $3`,
       park: `UPDATE ${t.runs} SET queued_at = coalesce(queued_at, $2), wake_at = NULL WHERE id = $1`,

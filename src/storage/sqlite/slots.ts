@@ -30,7 +30,7 @@ export function needsSlot(d: DueRun): boolean {
   return (
     d.concurrencyLimit !== null &&
     d.concurrencyKey !== null &&
-    !["running", "retrying", "completed", "failed", "cancelled"].includes(d.status)
+    !["running", "retrying", "rolling-back", "completed", "failed", "cancelled"].includes(d.status)
   );
 }
 
@@ -41,9 +41,9 @@ export class SqliteSlots {
     const p = (sql: string) => db.prepare(sql);
     this.s = {
       holders: p(`SELECT count(*) FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
-        AND status IN ('running', 'retrying') AND id != ?3`).pluck(),
+        AND status IN ('running', 'retrying', 'rolling-back') AND id != ?3`).pluck(),
       holderRows: p(`SELECT id, workflow, key, status FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
-        AND status IN ('running', 'retrying') ORDER BY id LIMIT 20`),
+        AND status IN ('running', 'retrying', 'rolling-back') ORDER BY id LIMIT 20`),
       ahead: p(`SELECT count(*) FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
         AND queued_at IS NOT NULL AND ${LIVE} AND id < ?3`).pluck(),
       park: p("UPDATE runs SET queued_at = coalesce(queued_at, ?2), wake_at = NULL WHERE id = ?1"),
