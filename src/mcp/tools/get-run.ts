@@ -160,7 +160,10 @@ export const getRun = defineTool({
         undone: z.array(z.string()).describe("Steps undone, in the order they were undone."),
         notUndone: z.array(z.string()).describe("Steps with a handler not undone, the next to undo first."),
         failed: z
-          .object({ step: z.string(), error: z.string() })
+          .object({
+            step: z.string().describe("Path of the step whose handler failed."),
+            error: z.string().describe("The handler's last error, as name: message."),
+          })
           .nullable()
           .describe("The step whose rollback handler failed after its retries, or null."),
         text: z.string().describe("The rollback in one sentence."),
