@@ -2,7 +2,9 @@
 // history and entries, messages, replay with a dry run, cancel, and the page's own files.
 
 import { afterEach, expect, test } from "vitest";
-import type { Engine } from "../../src/engine/engine.js";
+import { booking } from "../../fixtures/workflows/booking.js";
+import { type Engine, internals } from "../../src/engine/engine.js";
+import { setup } from "../../src/index.js";
 import { Closer, startEngine, tempDb, until } from "../mcp/helpers.js";
 import { repair } from "../mcp/workflows.js";
 import { request, serveInspector } from "./helpers.js";
@@ -215,4 +217,23 @@ test("the page and its files are served with a content security policy and ETags
   expect((await request(`${server.base}/`, { method: "POST", body: {} })).status).toBe(405);
   const meta = await request(`${server.base}/api/meta`);
   expect(meta.json).toMatchObject({ readOnly: false, attached: false });
+});
+
+test("a rolled-back run says what its rollback undid", async () => {
+  const started = await setup({ use: { booking } }).start({ database: tempDb(closer) });
+  closer.add(() => started.close());
+  const engine = internals(started);
+  await engine.getOrCreate("booking", "trip-9", { trip: "9", card: "0000-2222" });
+  await status(engine, "booking", "trip-9", "failed");
+  const server = await serveInspector(closer, engine);
+  const run = await request(`${server.base}/api/runs/booking/trip-9`);
+  expect(run.json.rollback).toMatchObject({
+    failedAt: "capture-payment",
+    total: 3,
+    undone: ["reserve-car", "reserve-hotel", "reserve-flight"],
+    failed: null,
+    text: "failed at capture-payment; 3 of 3 steps undone",
+  });
+  const waiting = await request(`${server.base}/api/runs/booking/trip-9/history`);
+  expect(waiting.json.entries.filter((e: any) => e.kind === "rollback")).toHaveLength(3);
 });
