@@ -3,11 +3,12 @@
 // the file system (auto_vacuum = INCREMENTAL, incremental_vacuum after each batch). Sizes are read after a
 // checkpoint, so the WAL's pages are in the file.
 
+import fs from "node:fs";
 import Database from "better-sqlite3";
 import { expect, it, vi } from "vitest";
 import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
-import { PRUNE_BATCH } from "../../src/engine/pruner.js";
+import { BACKLOG_PAUSE_MS, PRUNE_BATCH } from "../../src/engine/pruner.js";
 import { FakeClock, setup, type WaymarkEngine, workflow } from "../../src/index.js";
 import type { SqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import { convertToIncrementalVacuum } from "../../src/storage/sqlite/vacuum.js";
@@ -105,4 +106,31 @@ it("a file above the size converted at open is left as it is, with a warning tha
   convertToIncrementalVacuum(db, path);
   expect(db.pragma("auto_vacuum", { simple: true })).toBe(2);
   db.close();
+});
+
+it("under churn the WAL stays bounded too: main file + -wal after 30 rounds of 200 runs × 6 KB, pruned each round", {
+  timeout: 300_000,
+}, async () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const db = tempDb();
+  const engine = closeLater(await setup({ use: { churn } }).start({ database: db, clock }));
+  const onDisk = () => {
+    const stat = (p: string) => (fs.existsSync(p) ? fs.statSync(p).size : 0);
+    return { main: stat(db), wal: stat(`${db}-wal`) };
+  };
+  let largestWal = 0;
+  for (let round = 1; round <= 30; round++) {
+    await completeRuns(engine, `w${round}`, 200, 6000);
+    clock.advance(HOUR + 1);
+    await engine.tick();
+    clock.advance(BACKLOG_PAUSE_MS);
+    await engine.tick();
+    expect((await engine.listRuns({ limit: 1 })).runs, `round ${round}`).toEqual([]);
+    largestWal = Math.max(largestWal, onDisk().wal);
+  }
+  // Not checkpointed by the test: what a running engine leaves on disk. 200 runs × 6 KB is about 1.2 MB a round;
+  // without a journal size limit the -wal file reached 187 MB after 30 rounds (now about 2 MB, at most 7 MB).
+  const { main, wal } = onDisk();
+  expect(main + wal, `main ${main}, wal ${wal}, largest wal ${largestWal}`).toBeLessThan(12 * 1024 * 1024);
+  expect(largestWal, "the largest -wal seen at the end of a round").toBeLessThan(12 * 1024 * 1024);
 });

@@ -2,7 +2,8 @@
 //
 // The engine's connection turns automatic checkpoints off; this worker opens its own connection to the
 // same file and runs a PASSIVE checkpoint every `intervalMs`. PASSIVE never blocks writers; once a
-// checkpoint has copied every frame, the next write starts the WAL over, so it stays bounded.
+// checkpoint has copied every frame, the next write starts the WAL over. When writes never pause long enough
+// for that, the WAL outgrows `limit` and a TRUNCATE checkpoint (which briefly waits for the writer) resets it.
 
 import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
@@ -13,7 +14,16 @@ const { workerData, parentPort } = require("node:worker_threads");
 const Database = require(workerData.module);
 const db = new Database(workerData.path);
 db.pragma("busy_timeout = 1000");
-const tick = () => { try { db.pragma("wal_checkpoint(PASSIVE)"); } catch {} };
+db.pragma("journal_size_limit = " + workerData.limit);
+const pageSize = db.pragma("page_size", { simple: true });
+const tick = () => {
+  try {
+    const [r] = db.pragma("wal_checkpoint(PASSIVE)");
+    // Writers that never pause leave no moment at which the WAL can start over: once it holds more than the
+    // limit, a TRUNCATE checkpoint waits for the current writer, copies the rest and empties the file.
+    if (r && r.log * pageSize > workerData.limit) db.pragma("wal_checkpoint(TRUNCATE)");
+  } catch {}
+};
 const timer = setInterval(tick, workerData.intervalMs);
 parentPort.on("message", () => { clearInterval(timer); tick(); db.close(); parentPort.close(); });
 `;
@@ -23,9 +33,9 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(path: string, intervalMs = 100): Checkpointer {
+export function startCheckpointer(path: string, limit: number, intervalMs = 100): Checkpointer {
   const module = createRequire(import.meta.url).resolve("better-sqlite3");
-  const worker = new Worker(WORKER, { eval: true, workerData: { module, path, intervalMs } });
+  const worker = new Worker(WORKER, { eval: true, workerData: { module, path, intervalMs, limit } });
   worker.unref();
   worker.on("error", (err) => {
     log("warn", "waymark", `the WAL checkpointer stopped (${err.message}); checkpoints happen at close.`);
