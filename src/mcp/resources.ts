@@ -3,6 +3,7 @@
 
 import { type McpServer, ResourceTemplate } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, McpError, type ReadResourceResult } from "@modelcontextprotocol/sdk/types.js";
+import { fitItems, MAX_ANSWER_CHARS } from "./budget.js";
 import type { McpContext } from "./context.js";
 import { quote } from "./format.js";
 import { LIMITS } from "./limits.js";
@@ -10,6 +11,37 @@ import { findEntry } from "./tools/get-step.js";
 import { AUDIT_URI } from "./tools/list-audit.js";
 import { collectWorkflows } from "./tools/list-workflows.js";
 import { parseRunUri, runUri, WORKFLOWS_URI } from "./uris.js";
+
+/**
+ * The audit resource: the newest writes that fit the answer budget, how many were left out, and the
+ * list_audit call (with its cursor) that reads the older ones.
+ */
+async function auditResource(ctx: McpContext): Promise<Record<string, unknown>> {
+  const [page, total] = await Promise.all([ctx.engine.audit.list({ limit: 200 }), ctx.engine.audit.count()]);
+  const render = async (n: number) => {
+    const entries = page.entries.slice(0, n);
+    const leftOut = total - n;
+    const olderCursor =
+      leftOut === 0
+        ? null
+        : n < page.entries.length
+          ? (await ctx.engine.audit.list({ limit: n })).nextCursor
+          : page.nextCursor;
+    const note = leftOut
+      ? `${leftOut} older write${leftOut === 1 ? " is" : "s are"} left out to keep this under ${MAX_ANSWER_CHARS} characters: call list_audit with cursor ${quote(olderCursor ?? "")} for them (it filters by run, surface and time).`
+      : undefined;
+    return { total, shown: n, leftOut, ...(note ? { note } : {}), olderCursor, entries };
+  };
+  const size = (value: unknown) => JSON.stringify(value, null, 2).length;
+  // Start from the rows that fit compactly, then drop rows until the indented JSON fits too.
+  let n = fitItems(page.entries, MAX_ANSWER_CHARS).length;
+  let value = await render(n);
+  while (n > 1 && size(value) > MAX_ANSWER_CHARS) {
+    n = Math.max(1, Math.min(n - 1, Math.floor((n * MAX_ANSWER_CHARS) / size(value))));
+    value = await render(n);
+  }
+  return value;
+}
 
 function json(uri: string, value: unknown): ReadResourceResult {
   return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(value, null, 2) }] };
@@ -93,17 +125,10 @@ export function registerResources(mcp: McpServer, ctx: McpContext): void {
     AUDIT_URI,
     {
       title: "Audit of writes",
-      description:
-        "The newest 200 writes made through MCP, the inspector and the CLI, whole (list_audit filters and pages them).",
+      description: `The newest writes made through MCP, the inspector and the CLI, as many as fit ${MAX_ANSWER_CHARS} characters (list_audit filters and pages them).`,
       mimeType: "application/json",
     },
-    async (uri) => {
-      const [page, total] = await Promise.all([
-        ctx.engine.audit.list({ limit: 200 }),
-        ctx.engine.audit.count(),
-      ]);
-      return json(uri.toString(), { total, entries: page.entries, olderCursor: page.nextCursor });
-    },
+    async (uri) => json(uri.toString(), await auditResource(ctx)),
   );
 
   const complete = {

@@ -121,3 +121,26 @@ test("a large body is kept cut to the bound, saying so", async () => {
   expect(e!.args as string).toContain('"workflow":"approval"');
   expect(e!.args as string).toContain("… (5000 characters)");
 });
+
+test("the waymark://audit resource fits the answer budget: newest rows, how many were left out, the cursor for list_audit", async () => {
+  const engine = await startEngine(closer, tempDb(closer));
+  const client = await connect(closer, engine);
+  const write = { surface: "mcp" as const, client: { name: "bulk", version: "1" }, action: "send_message" };
+  for (let i = 0; i < 200; i++)
+    await engine.audit.record({ ...write, args: { i, note: "x".repeat(520) } }, { ok: true });
+  const resource = await client.readResource({ uri: "waymark://audit" });
+  const text = (resource.contents[0] as { text: string }).text;
+  expect(text.length).toBeLessThanOrEqual(20_000);
+  const whole = JSON.parse(text);
+  expect(whole.total).toBe(200);
+  expect(whole.shown).toBe(whole.entries.length);
+  expect(whole.entries.length).toBeGreaterThan(5);
+  expect(whole.leftOut).toBe(200 - whole.entries.length);
+  expect(whole.entries[0].args.i).toBe(199);
+  expect(whole.note).toContain(`${whole.leftOut} older writes are left out`);
+  expect(whole.note).toContain("list_audit");
+  // The cursor reads on from the last row shown.
+  const older = await call(client, "list_audit", { cursor: whole.olderCursor, limit: 1 });
+  const next = (older.structuredContent!.entries as Array<{ args: { i: number } }>)[0]!;
+  expect(next.args.i).toBe(199 - whole.entries.length);
+});
