@@ -70,12 +70,20 @@ export function MessageForm(/** @type {MessageFormProps} */ { queue, schema, onS
     }
   };
 
-  /** @param {SubmitEvent} ev */
-  const onSubmit = (ev) => {
+  /**
+   * A button's click sends (Enter in a field clicks the first button too), not the form's submit event: in
+   * an iframe sandboxed without allow-forms (an MCP Apps host) a form is never submitted. The browser's own
+   * checks (required, min, pattern) run through reportValidity(), which works there too.
+   * @param {MouseEvent} ev
+   */
+  const onClick = (ev) => {
     ev.preventDefault();
-    const submitter = /** @type {HTMLButtonElement | null} */ (ev.submitter);
-    submit(() => readForm(model, raw, model.decision !== null ? submitter?.value !== "false" : null));
+    const button = /** @type {HTMLButtonElement} */ (ev.currentTarget);
+    if (button.form && !button.form.reportValidity()) return;
+    submit(() => readForm(model, raw, model.decision !== null ? button.value !== "false" : null));
   };
+  /** A submit that still happens (a sandbox that allows forms) must not reload the page. */
+  const onSubmit = (/** @type {SubmitEvent} */ ev) => ev.preventDefault();
 
   /** Opening "Write the JSON instead" fills it with what the form holds. */
   const onToggle = (/** @type {Event} */ ev) => {
@@ -90,10 +98,10 @@ export function MessageForm(/** @type {MessageFormProps} */ { queue, schema, onS
 
   const buttons = model.decision
     ? [
-        h("button", { type: "submit", class: "primary", value: "true", key: "yes" }, "Approve"),
-        h("button", { type: "submit", class: "danger", value: "false", key: "no" }, "Reject"),
+        h("button", { type: "submit", class: "primary", value: "true", key: "yes", onClick }, "Approve"),
+        h("button", { type: "submit", class: "danger", value: "false", key: "no", onClick }, "Reject"),
       ]
-    : [h("button", { type: "submit", class: "primary", key: "send" }, `Send to ${queue}`)];
+    : [h("button", { type: "submit", class: "primary", key: "send", onClick }, `Send to ${queue}`)];
 
   return h(
     "div",

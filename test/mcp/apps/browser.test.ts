@@ -190,6 +190,32 @@ describe("MCP Apps views through a real host page, on the demo", () => {
     },
     STEP_MS,
   );
+  test(
+    "at 400 px a run whose error is one unbroken 30 000-character word stays 400 px wide (diagnosis wraps)",
+    async () => {
+      await writable.selectOption("#tool", "start_run");
+      const card = `0000${"E".repeat(30_000)}`;
+      await writable.fill(
+        "#args",
+        JSON.stringify({ workflow: "payment", key: "long-error", input: { amount: 5, card } }),
+      );
+      await writable.click("#call");
+      await writable.locator("#answer", { hasText: "payment" }).waitFor();
+      await writable.selectOption("#tool", "wait_for_run");
+      const args = { workflow: "payment", key: "long-error", until: "finished", timeoutSeconds: 30 };
+      await writable.fill("#args", JSON.stringify(args));
+      await writable.click("#call");
+      await writable.locator("#answer", { hasText: "failed" }).waitFor();
+      const frame = await callInHost(writable, "get_run", { workflow: "payment", key: "long-error" });
+      await frame.locator("section.diagnosis .diag-summary").waitFor();
+      await frame.locator(".evidence li").first().waitFor();
+      const width = await frame.locator("html").evaluate((el) => el.scrollWidth);
+      expect(width).toBeLessThanOrEqual(400);
+      await shot(writable, "long-error-400px");
+    },
+    STEP_MS,
+  );
+
   // Last: it replays the demo's failed invoice, which the tests above read as failed.
   test(
     "Replay now with the failed entry selected reads the run again without it: no ENTRY_NOT_FOUND, the run's new header",

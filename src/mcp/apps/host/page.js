@@ -1,6 +1,6 @@
 // @ts-check
 // The test host page (served by ../host.ts): lists the server's tools, calls one, and when the tool names an
-// MCP Apps view, reads the ui:// resource and renders it in a sandboxed iframe (scripts and forms only, no
+// MCP Apps view, reads the ui:// resource and renders it in a sandboxed iframe (scripts only: no forms, no
 // same origin) joined to the page by the package's AppBridge. The bridge hands the view the tool's input and
 // answer and carries the view's tool calls to the server (through the host's /rpc, where the MCP client is).
 
@@ -63,7 +63,8 @@ async function callTool() {
   const html = read.contents?.[0]?.text;
   if (typeof html !== "string") throw new Error(`${uri} has no HTML`);
   const iframe = document.createElement("iframe");
-  iframe.setAttribute("sandbox", "allow-scripts allow-forms");
+  // Scripts only: no allow-forms (the views must work without it), no same origin.
+  iframe.setAttribute("sandbox", "allow-scripts");
   iframe.title = `${name} view`;
   iframe.style.width = `${/** @type {HTMLSelectElement} */ ($("width")).value}px`;
   iframe.style.height = "200px";
