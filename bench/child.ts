@@ -14,7 +14,8 @@ const SCENARIOS: Record<string, () => Promise<{ scenario: ScenarioModule }>> = {
   e: () => import("./scenarios/e-waiting.js"),
   f: () => import("./scenarios/f-mcp.js"),
   pg: () => import("./scenarios/pg.js"),
-  g: () => import("./scenarios/g-prune.js"),
+  p: () => import("./scenarios/p-prune.js"),
+  t: () => import("./scenarios/t-tags.js"),
 };
 
 async function main(): Promise<void> {

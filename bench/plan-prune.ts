@@ -1,4 +1,4 @@
-// What `npm run bench` measures for pruning (scenario g): runs deleted per second on SQLite and PostgreSQL.
+// What `npm run bench` measures for pruning (scenario p): runs deleted per second on SQLite and PostgreSQL.
 
 import { int, table } from "./lib/format.js";
 import type { Plan, Sizes } from "./plans.js";
@@ -7,8 +7,8 @@ export function planPrune(z: Sizes): Plan {
   const runs = z.quick ? 2000 : 20_000;
   const backends = ["sqlite", "postgres"] as const;
   return {
-    id: "g",
-    title: `(g) Pruning ${int(runs)} finished runs (waymark prune)`,
+    id: "p",
+    title: `(p) Pruning ${int(runs)} finished runs (waymark prune)`,
     durabilities: ["normal"],
     subjects: ["waymark"],
     variants: backends.map((backend) => ({ id: backend, label: backend, params: { runs, backend } })),

@@ -1,4 +1,4 @@
-// (g) Pruning rate: finished runs deleted per second by engine.prune (what `waymark prune` does, and retention
+// (p) Pruning rate: finished runs deleted per second by engine.prune (what `waymark prune` does, and retention
 // in the scheduler a batch at a time): 100 runs per transaction, each with its entries and messages. The runs
 // are written straight through the store (faster to build than executing them), finished two days ago.
 
@@ -9,18 +9,21 @@ import { type EntryRow, emptyBatch, type WriteBatch } from "../../src/storage/st
 import { type ChildSpec, type Metrics, num, type ScenarioModule } from "../lib/common.js";
 import { PG_DATABASE } from "./pg.js";
 
-const SCHEMA = "waymark_prune_bench";
 const ENTRIES = 5;
 
-/** A fresh database for this sample: a SQLite file in the child's folder, or a schema dropped first. */
-async function freshDatabase(spec: ChildSpec): Promise<string> {
-  if (spec.params.backend === "sqlite") return path.join(spec.dir, "g.db");
+/**
+ * A fresh database for this sample (params.backend): a SQLite file `name`.db in the child's folder, or the
+ * PostgreSQL schema waymark_`name`_bench dropped first.
+ */
+export async function freshDatabase(spec: ChildSpec, name: string): Promise<string> {
+  if (spec.params.backend === "sqlite") return path.join(spec.dir, `${name}.db`);
+  const schema = `waymark_${name}_bench`;
   const client = new pg.Client({ connectionString: PG_DATABASE });
   await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${SCHEMA}" CASCADE`);
+  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
   await client.end();
   const url = new URL(PG_DATABASE);
-  url.searchParams.set("schema", SCHEMA);
+  url.searchParams.set("schema", schema);
   return url.toString();
 }
 
@@ -81,7 +84,7 @@ async function fill(database: string, runs: number, finishedAt: number): Promise
 
 async function measure(spec: ChildSpec): Promise<Metrics> {
   const runs = num(spec.params, "runs");
-  const database = await freshDatabase(spec);
+  const database = await freshDatabase(spec, "prune");
   await fill(database, runs, Date.now() - 2 * 86_400_000);
   const engine = await attach({ database });
   const started = performance.now();
