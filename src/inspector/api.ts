@@ -11,8 +11,9 @@
 //   POST /api/runs/:workflow/:key/messages          { queue, body, idempotencyKey? }
 //   POST /api/runs/:workflow/:key/replay            { fromStep?, dryRun? }
 //   POST /api/runs/:workflow/:key/cancel            {}
+//   GET  /api/failures, POST /api/bulk/replay       failures by signature and "Replay all N" (bulk-api.ts)
 //
-// IMPORTANT: the three POST routes write; they are refused (403) in read-only mode.
+// IMPORTANT: the POST routes write; they are refused (403) in read-only mode.
 
 import type { IncomingMessage } from "node:http";
 import type { Diagnosis } from "../diagnosis/types.js";
@@ -23,6 +24,7 @@ import type { ListRunsOptions } from "../engine/listing.js";
 import { rollbackSummary } from "../engine/rollback-summary.js";
 import { cut } from "../format.js";
 import { RUN_STATUSES, type RunStatus, TERMINAL_STATUSES } from "../storage/store.js";
+import { BulkApi } from "./bulk-api.js";
 import { ApiError, readJson } from "./respond.js";
 import {
   type CancelAnswer,
@@ -102,10 +104,14 @@ function segment(raw: string, what: string): string {
 }
 
 export class InspectorApi {
+  private readonly bulk: BulkApi;
+
   constructor(
     private readonly engine: WaymarkEngine,
     private readonly options: ApiOptions,
-  ) {}
+  ) {
+    this.bulk = new BulkApi(engine, options);
+  }
 
   /** Answers one /api request (the path without the "/api" prefix, split on "/"). */
   async handle(req: IncomingMessage, url: URL, parts: string[], client: AuditClient = {}): Promise<Route> {
@@ -116,6 +122,11 @@ export class InspectorApi {
     if (head === "workflows" && rest.length === 0 && get) return { body: await this.workflows() };
     if (head === "runs" && rest.length === 0 && get) return { body: await this.runs(url) };
     if (head === "schedules" && rest.length === 0 && get) return { body: await this.schedules() };
+    if (head === "failures" && rest.length === 0 && get) return { body: await this.bulk.failures(url) };
+    if (head === "bulk" && rest.length === 1 && rest[0] === "replay") {
+      if (method !== "POST") throw methodNotAllowed(method);
+      return { body: await this.bulk.replay(req, client) };
+    }
     if (head === "runs" && rest.length >= 2) {
       const workflow = segment(rest[0]!, "workflow");
       const key = segment(rest[1]!, "key");
@@ -142,7 +153,7 @@ export class InspectorApi {
     throw new ApiError(
       404,
       "NOT_FOUND",
-      `No API route ${method} ${url.pathname}. Routes: /api/meta, /api/workflows, /api/runs, /api/runs/{workflow}/{key}[/history|/entries/{id}|/diagnosis|/messages|/replay|/cancel], /api/events.`,
+      `No API route ${method} ${url.pathname}. Routes: /api/meta, /api/workflows, /api/failures, /api/bulk/replay, /api/runs, /api/runs/{workflow}/{key}[/history|/entries/{id}|/diagnosis|/messages|/replay|/cancel], /api/events.`,
     );
   }
 

@@ -61,6 +61,9 @@ const STATUS_BY_CODE: Record<string, number> = {
   HISTORY_DIVERGED: 409,
   NO_CODE: 409,
   ENGINE_CLOSED: 503,
+  PLAN_NOT_FOUND: 404,
+  PLAN_EXPIRED: 410,
+  PLAN_BUSY: 409,
 };
 
 /** Turns anything a route threw into an ApiError; unexpected errors are logged and hidden. */

@@ -1,6 +1,6 @@
 // What the inspector's API answers: runs, entries and values cut to a size a browser draws quickly.
 
-import type { Diagnosis } from "../diagnosis/types.js";
+import type { Diagnosis, FailureList } from "../diagnosis/types.js";
 import type { EntryDetail, SendResult } from "../engine/api.js";
 import type { AuditEntry } from "../engine/audit-types.js";
 import type { ConcurrencyInfo } from "../engine/concurrency.js";
@@ -258,3 +258,11 @@ export type ReplayAnswer = ReplayPlan | { requested: true; message: string };
 export interface CancelAnswer {
   status: RunStatus | "requested";
 }
+
+/** GET /api/failures: failing runs grouped by signature (list_failures' answer). */
+export interface FailuresAnswer extends FailureList {
+  serverNow: number;
+}
+
+/** POST /api/bulk/replay: a dry run's preview, or what the real call did. */
+export type { BulkPreview as BulkPreviewAnswer, BulkResult as BulkResultAnswer } from "../engine/bulk-types.js";

@@ -7,6 +7,7 @@ import { h } from "preact";
 import { runHref } from "./api.js";
 import { clock, duration, relative } from "./format.js";
 import { Badge, Time } from "./parts.js";
+import { FailuresPanel } from "./failures-view.js";
 import { SchedulesPanel } from "./schedules-view.js";
 
 /** @typedef {import("./types.js").RunRow} RunRow */
@@ -21,6 +22,9 @@ import { SchedulesPanel } from "./schedules-view.js";
  * @property {RunsAnswer} page
  * @property {WorkflowsAnswer} workflows
  * @property {import("./types.js").SchedulesAnswer["schedules"]} schedules every schedule (a panel when there are any)
+ * @property {import("./failures-view.js").FailureGroup[]} failures failing runs by signature (a panel when there are any)
+ * @property {boolean} readOnly the server refuses writes: no "Replay all" buttons
+ * @property {(group: import("./failures-view.js").FailureGroup) => void} onReplayAll
  * @property {number} pageNumber from 1
  * @property {(filters: Filters) => string} href the link of the list with other filters
  * @property {(filters: Filters) => void} onFilter
@@ -61,6 +65,12 @@ export function RunsView(/** @type {RunsViewProps} */ props) {
   return [
     h("h1", { class: "page-title", key: "title" }, "Runs"),
     h(Counts, { ...props, key: "counts" }),
+    h(FailuresPanel, {
+      failures: props.failures,
+      readOnly: props.readOnly,
+      onReplayAll: props.onReplayAll,
+      key: "failures",
+    }),
     h(SchedulesPanel, { schedules: props.schedules, key: "schedules" }),
     h(FilterForm, { ...props, key: "filters" }),
     h(

@@ -5,6 +5,7 @@
 
 import { h, render } from "preact";
 import { api, debounce, follow } from "./api.js";
+import { replayAll } from "./bulk-replay.js";
 import { FILTERS, RunsView, tagPairs } from "./runs-view.js";
 
 /** @typedef {import("./types.js").RunsAnswer} RunsAnswer */
@@ -43,6 +44,8 @@ export function showRuns(main, params, ctx) {
   let workflows = null;
   /** @type {import("./types.js").SchedulesAnswer["schedules"]} */
   let schedules = [];
+  /** @type {import("./types.js").FailuresAnswer["failures"]} */
+  let failures = [];
   let stopped = false;
 
   function draw() {
@@ -54,6 +57,9 @@ export function showRuns(main, params, ctx) {
         page,
         workflows,
         schedules,
+        failures,
+        readOnly: ctx.meta.readOnly,
+        onReplayAll: (group) => void replayAll(group, ctx, () => void load().catch(ctx.fail)),
         pageNumber: cursors.length,
         href: (next) => ctx.href("#/", next),
         onFilter: (next) => ctx.go("#/", next),
@@ -64,11 +70,13 @@ export function showRuns(main, params, ctx) {
   }
 
   async function load() {
-    const [list, wf, sc] = await Promise.all([
+    const [list, wf, sc, fl] = await Promise.all([
       api(`/runs?${runsQuery(filters, cursors.at(-1) ?? "")}`),
       api("/workflows"),
       api("/schedules"),
+      api("/failures"),
     ]);
+    failures = /** @type {import("./types.js").FailuresAnswer} */ (fl).failures;
     page = /** @type {RunsAnswer} */ (list);
     workflows = /** @type {WorkflowsAnswer} */ (wf);
     schedules = /** @type {import("./types.js").SchedulesAnswer} */ (sc).schedules;

@@ -24,6 +24,9 @@
 /** @typedef {import("../shapes.js").SendAnswer} SendAnswer */
 /** @typedef {import("../shapes.js").ReplayAnswer} ReplayAnswer */
 /** @typedef {import("../shapes.js").CancelAnswer} CancelAnswer */
+/** @typedef {import("../shapes.js").FailuresAnswer} FailuresAnswer */
+/** @typedef {import("../shapes.js").BulkPreviewAnswer} BulkPreviewAnswer */
+/** @typedef {import("../shapes.js").BulkResultAnswer} BulkResultAnswer */
 /** @typedef {DiagnosisAnswer["diagnosis"]} Diagnosis */
 /** @typedef {Diagnosis["nextActions"][number]} NextAction */
 /** @typedef {Exclude<ReplayAnswer, { requested: true }>} ReplayPlan */
