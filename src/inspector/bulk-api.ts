@@ -22,7 +22,11 @@ const GROUPS = 50;
 
 function text(value: unknown, what: string, max: number): string {
   if (typeof value !== "string" || value === "" || value.length > max)
-    throw new ApiError(400, "INVALID_INPUT", `${what} must be a non-empty string of at most ${max} characters.`);
+    throw new ApiError(
+      400,
+      "INVALID_INPUT",
+      `${what} must be a non-empty string of at most ${max} characters.`,
+    );
   return value;
 }
 

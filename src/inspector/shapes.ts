@@ -265,4 +265,7 @@ export interface FailuresAnswer extends FailureList {
 }
 
 /** POST /api/bulk/replay: a dry run's preview, or what the real call did. */
-export type { BulkPreview as BulkPreviewAnswer, BulkResult as BulkResultAnswer } from "../engine/bulk-types.js";
+export type {
+  BulkPreview as BulkPreviewAnswer,
+  BulkResult as BulkResultAnswer,
+} from "../engine/bulk-types.js";

@@ -61,14 +61,18 @@ test("Replay all 3 previews the group's 3 runs and, on confirm, replays exactly 
   expect((await samples.evaluateAll((els) => els.map((e) => e.getAttribute("data-run")))).sort()).toEqual(
     TAX_KEYS.map((k) => `invoice/${k}`).sort(),
   );
-  expect(await samples.first().textContent()).toMatch(/from tax; discards 1 entry \(tax\); runs again: tax; version 1 → 2/);
+  expect(await samples.first().textContent()).toMatch(
+    /from tax; discards 1 entry \(tax\); runs again: tax; version 1 → 2/,
+  );
   expect(await dialog.locator("img").count()).toBe(0);
   expect(await dialog.locator(".bulk-refused, .muted", { hasText: "None." }).count()).toBe(1);
   // Nothing is replayed by the preview.
   for (const key of TAX_KEYS) expect((await engine.findRun("invoice", key))!.status).toBe("failed");
   await shot("bulk-replay-preview");
 
-  const posted = page.waitForRequest((r) => r.method() === "POST" && r.postData()?.includes('"plan"') === true);
+  const posted = page.waitForRequest(
+    (r) => r.method() === "POST" && r.postData()?.includes('"plan"') === true,
+  );
   await dialog.locator("button", { hasText: "Replay 3 now" }).click();
   const sent = JSON.parse((await posted).postData() ?? "null");
   expect(Object.keys(sent)).toEqual(["plan"]);

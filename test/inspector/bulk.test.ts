@@ -39,7 +39,8 @@ test("failures by signature, a dry run that pins the group's runs, and a real ca
   expect(dry.json).toMatchObject({ action: "replay", matched: 3, eligible: 3, refusedCount: 0 });
   expect(dry.json.samples.map((s: any) => s.run).sort()).toEqual(TAX_KEYS.map((k) => `invoice/${k}`).sort());
   expect(dry.json.samples[0].replay).toMatchObject({ from: "tax", rerun: ["tax"], discardCount: 1 });
-  for (const key of [...TAX_KEYS, MAIL_KEY]) expect((await engine.findRun("invoice", key))!.status).toBe("failed");
+  for (const key of [...TAX_KEYS, MAIL_KEY])
+    expect((await engine.findRun("invoice", key))!.status).toBe("failed");
 
   const unknown = await api("/bulk/replay", { plan: "plan_nope" });
   expect([unknown.status, unknown.json.error.code]).toEqual([404, "PLAN_NOT_FOUND"]);
@@ -60,9 +61,12 @@ test("failures by signature, a dry run that pins the group's runs, and a real ca
 
   const { entries } = await engine.audit.list({ surface: "inspector" });
   const rows = entries.map((e) => [e.action, e.run?.key ?? null, e.outcome.ok ? "ok" : e.outcome.code]);
-  expect(rows.filter((r) => r[2] === "ok" && r[1] !== null && r[1] !== undefined).map((r) => r[1]).sort()).toEqual(
-    [...TAX_KEYS].sort(),
-  );
+  expect(
+    rows
+      .filter((r) => r[2] === "ok" && r[1] !== null && r[1] !== undefined)
+      .map((r) => r[1])
+      .sort(),
+  ).toEqual([...TAX_KEYS].sort());
   expect(rows).toContainEqual(["replay_runs", null, "PLAN_NOT_FOUND"]);
   expect(rows).toContainEqual(["replay_runs", null, "INVALID_INPUT"]);
   expect(entries.every((e) => e.client.label === "bearer token")).toBe(true);

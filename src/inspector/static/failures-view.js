@@ -29,7 +29,9 @@ export function FailuresPanel({ failures, readOnly, onReplayAll }) {
         h(
           "tr",
           null,
-          ...["Runs", "Workflow", "Step", "Error", "Newest runs", ""].map((t) => h("th", { scope: "col" }, t)),
+          ...["Runs", "Workflow", "Step", "Error", "Newest runs", ""].map((t) =>
+            h("th", { scope: "col" }, t),
+          ),
         ),
       ),
       h(
@@ -51,10 +53,7 @@ export function FailuresPanel({ failures, readOnly, onReplayAll }) {
             h(
               "td",
               { class: "failure-keys" },
-              g.keys.map((k, i) => [
-                i > 0 ? ", " : "",
-                h("a", { key: k, href: runHref(g.workflow, k) }, k),
-              ]),
+              g.keys.map((k, i) => [i > 0 ? ", " : "", h("a", { key: k, href: runHref(g.workflow, k) }, k)]),
             ),
             h(
               "td",

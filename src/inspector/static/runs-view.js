@@ -5,9 +5,9 @@
 
 import { h } from "preact";
 import { runHref } from "./api.js";
+import { FailuresPanel } from "./failures-view.js";
 import { clock, duration, relative } from "./format.js";
 import { Badge, Time } from "./parts.js";
-import { FailuresPanel } from "./failures-view.js";
 import { SchedulesPanel } from "./schedules-view.js";
 
 /** @typedef {import("./types.js").RunRow} RunRow */
