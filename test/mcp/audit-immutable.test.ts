@@ -28,9 +28,10 @@ test("every write tool and inspector write endpoint only appends to the audit", 
   const server = await serveInspector(closer, engine);
   for (const sub of ["messages", "replay", "cancel"])
     await request(`${server.base}/api/runs/approval/a-1/${sub}`, { body: { queue: "decisions", body: {} } });
+  await request(`${server.base}/api/bulk/replay`, { body: { signature: "no-such-signature" } });
 
   const after = (await engine.audit.list({ limit: 200 })).entries;
-  expect(after.length).toBe(before.length + writeTools.length + 3);
+  expect(after.length).toBe(before.length + writeTools.length + 4);
   expect(after.slice(-before.length)).toEqual(before);
   expect(new Set(after.slice(0, -before.length).map((e) => e.action))).toEqual(new Set(writeTools));
   // The Store API offers appending and reading only.
