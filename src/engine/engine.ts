@@ -125,6 +125,8 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.schedules = new Schedules(this, schedules);
     this.audit = new Audit(store, this.clock);
     this.pruner = new Pruner(this, options.retention);
+    if (this.pruner.active)
+      this.events.onFinished = (workflow, status) => this.pruner.finished(workflow, status);
     this.bulk = new Bulk(this);
     this.leases = new LeaseKeeper(this, this.leaseMs);
     this.changes = new ChangeWatcher(this);

@@ -29,6 +29,8 @@ export type EngineEvent =
 
 type Listener = (e: EngineEvent) => void;
 
+const TERMINAL = new Set(["completed", "failed", "cancelled"]);
+
 /**
  * A small synchronous event hub: global listeners see every event; per-run listeners see only their
  * run's status changes and external changes (so a thousand waiters cost nothing per step).
@@ -38,6 +40,8 @@ export class EventHub {
   private readonly listeners = new Set<Listener>();
   private readonly perRun = new Map<number, Set<Listener>>();
   private readonly external = new Set<Listener>();
+  /** Told of every run that finished (the pruner plans its next pass by it); not a listener (see observed). */
+  onFinished: ((workflow: string, status: string) => void) | null = null;
 
   on(listener: Listener): () => void {
     this.listeners.add(listener);
@@ -65,6 +69,8 @@ export class EventHub {
   emit(event: EngineEvent): void {
     for (const l of this.listeners) call(l, event);
     if (event.type === "run") {
+      if (this.onFinished && TERMINAL.has(event.status))
+        call(() => this.onFinished!(event.workflow, event.status), event);
       const set = this.perRun.get(event.runId);
       if (set) for (const l of [...set]) call(l, event);
     } else if (event.type === "external") {

@@ -44,6 +44,19 @@ export class Pruner {
     this.retention = effectiveRetention(own, wide as Exclude<typeof wide, { problem: string }>);
   }
 
+  /**
+   * A run just finished: when its retention expires before the planned pass, the pass comes forward (a pass
+   * plans only from runs finished before it, so a short retention would otherwise wait for PRUNE_INTERVAL_MS).
+   */
+  finished(workflow: string, status: string): void {
+    const ms = this.retention.get(workflow)?.[status as RetentionStatus];
+    if (ms === null || ms === undefined) return;
+    const at = this.engine.clock.now() + ms + 1;
+    if (at >= this.dueAt) return;
+    this.dueAt = at;
+    this.engine.scheduler.arm(at);
+  }
+
   /** True when some workflow of this engine keeps its finished runs for a limited time. */
   get active(): boolean {
     for (const byStatus of this.retention.values()) {

@@ -143,6 +143,22 @@ describe.each(DATABASES)("retention on $name", ({ database }) => {
     expect(events.map((e) => e.count)).toEqual([PRUNE_BATCH, PRUNE_BATCH, 50]);
   });
 
+  it("a run finishing after a pass is pruned when its short retention expires, not at the next 60 s pass", async () => {
+    const clock = new FakeClock(T);
+    const brief = workflow({ retention: { completed: "1s" }, run: async () => "ok" });
+    const engine = closeLater(await setup({ use: { brief } }).start({ database: await database(), clock }));
+    await engine.tick(); // a pass with nothing to prune: the next one planned for 60 s later
+    clock.advance(5_000);
+    const h = await engine.getOrCreate("brief", "late");
+    await waitForStatus(engine, h, ["completed"]);
+    clock.advance(500);
+    await engine.tick();
+    expect(await keys(engine), "kept before its second is up").toEqual(["brief/late"]);
+    clock.advance(501);
+    await engine.tick();
+    expect(await keys(engine), "pruned about a second after it finished").toEqual([]);
+  });
+
   it("keeps a finished child while its parent is unfinished; the parent reads fine once its child is gone", async () => {
     const clock = new FakeClock(T);
     const engine = closeLater(
