@@ -3,7 +3,9 @@
 //
 // IMPORTANT: a plan never grows: a run that matches the selector after the dry run is not in it. Each run's
 // outcome is written once (Store.recordPlanOutcomes), so a second call, after a crash or not, carries on
-// with the pending runs and a finished plan does nothing more.
+// with the pending runs and a finished plan does nothing more. A call that stopped after acting but before
+// recording leaves runs pending that it already replayed/cancelled: the next call knows them by the plan
+// token in their replay marker's requestedBy / cancel reason and counts them done.
 
 import { randomBytes } from "node:crypto";
 import { InvalidInputError, PlanError } from "../errors.js";
@@ -24,6 +26,7 @@ import type {
   PlanAction,
 } from "./bulk-types.js";
 import type { Engine } from "./engine.js";
+import { REPLAY_SCOPE } from "./replay-plan.js";
 import type { ReplayPlan } from "./replay-types.js";
 import { tagsByRun } from "./tags.js";
 
@@ -49,6 +52,31 @@ function countsOf(rows: ReadonlyArray<{ outcome: string | null; count: number }>
     else c.skipped += r.count;
   }
   return c;
+}
+
+const doneOutcome = (action: PlanAction) => (action === "replay" ? "replayed" : "cancelled");
+
+/**
+ * Whether this plan already replayed or cancelled the run (its requestedBy names the plan): true when a
+ * call acted on it and stopped before recording the outcome. Reads the replay markers or the cancel reason.
+ */
+async function actedBy(engine: Engine, info: BulkPlanInfo, row: RunRow): Promise<boolean> {
+  const mark = `(plan ${info.token})`;
+  if (info.action === "cancel") {
+    if (row.status !== "cancelled" || !row.error) return false;
+    const by = (JSON.parse(row.error) as { details?: { by?: unknown } }).details?.by;
+    return typeof by === "string" && by.endsWith(mark);
+  }
+  for (let after = 0; ; ) {
+    const page = await engine.store.listEntries(row.id, after, 1000);
+    for (const e of page) {
+      if (e.scope !== REPLAY_SCOPE || !e.detail) continue;
+      const by = (JSON.parse(e.detail) as { requestedBy?: unknown }).requestedBy;
+      if (typeof by === "string" && by.endsWith(mark)) return true;
+    }
+    if (page.length < 1000) return false;
+    after = page.at(-1)!.seq;
+  }
 }
 
 /** The bulk actions of one engine. */
@@ -307,7 +335,11 @@ export class Bulk implements BulkControl {
   ): Promise<Omit<PlanOutcome, "runId">> {
     if (!row) return { outcome: "skipped", reason: "the run no longer exists (it was pruned)" };
     const v = judge(info.action, row, info.createdAt);
-    if (!v.act) return { outcome: v.outcome, reason: v.reason };
+    if (!v.act) {
+      // A call that stopped (crashed) between acting and recording: this plan's own replay or cancel.
+      if (await actedBy(this.engine, info, row)) return { outcome: doneOutcome(info.action), reason: null };
+      return { outcome: v.outcome, reason: v.reason };
+    }
     const requestedBy = `${by} (plan ${info.token})`;
     try {
       if (info.action === "cancel") {
