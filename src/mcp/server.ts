@@ -2,7 +2,7 @@
 // Transports (stdio.ts, http.ts) only connect what this returns; every session shares the engine.
 
 import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { WaymarkEngine } from "../engine/api.js";
@@ -33,7 +33,7 @@ Runs are addressed by workflow name + key. Typical paths:
 Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
 
 /** Registers one tool; a tool with a view is registered through the MCP Apps helper, which adds its _meta.ui. */
-function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
+function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): RegisteredTool {
   // With the HTTP inspector, the answers about one run link to its page there (see links.ts).
   const base = ctx.options.inspectorUrl;
   const links = base !== undefined && addressesRun(tool.input);
@@ -48,7 +48,7 @@ function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): void {
     tool.view
       ? registerAppTool(mcp, tool.name, { ...config, _meta: { ui: tool.view } }, cb)
       : mcp.registerTool(tool.name, config, cb);
-  register((async (args: Record<string, unknown>, extra: Parameters<ToolDef["handler"]>[2]) => {
+  return register((async (args: Record<string, unknown>, extra: Parameters<ToolDef["handler"]>[2]) => {
     const started = performance.now();
     let result: CallToolResult;
     try {
@@ -100,10 +100,14 @@ export function createMcpServer(engine: WaymarkEngine, options: McpServerOptions
   const tools = TOOLS.filter((t: ToolDef) => !(t.write && options.readOnly) && !(t.needsCode && !hasCode));
   const ctx = new McpContext(engine, options, mcp, new Set(tools.map((t) => t.name)));
   mcp.audit = { engine, writeTools: new Set(tools.filter((t: ToolDef) => t.write).map((t) => t.name)) };
-  for (const tool of tools) registerTool(mcp, ctx, tool as unknown as ToolDef);
+  const viewTools: RegisteredTool[] = [];
+  for (const tool of tools) {
+    const registered = registerTool(mcp, ctx, tool as unknown as ToolDef);
+    if ((tool as unknown as ToolDef).view) viewTools.push(registered);
+  }
   registerResources(mcp, ctx);
   registerPrompts(mcp, ctx);
   registerSubscriptions(mcp, ctx, options.maxSubscriptions);
-  offerViews(mcp, (tool) => registerTool(mcp, ctx, tool));
+  offerViews(mcp, viewTools, (tool) => registerTool(mcp, ctx, tool));
   return mcp;
 }

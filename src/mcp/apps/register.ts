@@ -1,13 +1,16 @@
 // MCP Apps (SEP-1865): for a client that announces the UI extension, the views' ui:// resources and the
 // app-only view_run tool. get_run, diagnose_run and review_approvals name their view in _meta.ui
-// (tools/tool.ts `view`); a client without the extension sees the same tools, resources and answers as before.
+// (tools/tool.ts `view`) to such a client only; a client without the extension sees the same tools (no _meta.ui),
+// resources and answers as before. Support is what the package's own check says: the extension's key with
+// mimeTypes including text/html;profile=mcp-app (getUiCapability + RESOURCE_MIME_TYPE).
 
 import {
   getUiCapability,
   RESOURCE_MIME_TYPE,
+  RESOURCE_URI_META_KEY,
   registerAppResource,
 } from "@modelcontextprotocol/ext-apps/server";
-import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { ToolDef } from "../tools/tool.js";
 import { viewHtml } from "./html.js";
 import { VIEWS, type ViewUri } from "./uris.js";
@@ -34,10 +37,24 @@ function registerViewResources(mcp: McpServer): void {
   }
 }
 
-/** Once the client has said what it is: the views and view_run for a client that renders them. */
-export function offerViews(mcp: McpServer, register: (tool: ToolDef) => void): void {
+/**
+ * Once the client has said what it is: the views and view_run for a client that renders them; for any other
+ * client, the tools that name a view (`viewTools`) lose their _meta.ui, which would point at a resource this
+ * client cannot read. (Set on the registered tools before the client lists them; no list_changed is sent.)
+ */
+export function offerViews(
+  mcp: McpServer,
+  viewTools: RegisteredTool[],
+  register: (tool: ToolDef) => void,
+): void {
   mcp.server.oninitialized = () => {
-    if (!rendersViews(mcp.server.getClientCapabilities())) return;
+    if (!rendersViews(mcp.server.getClientCapabilities())) {
+      for (const tool of viewTools) {
+        const { ui: _ui, [RESOURCE_URI_META_KEY]: _uri, ...rest } = tool._meta ?? {};
+        tool._meta = Object.keys(rest).length ? rest : undefined;
+      }
+      return;
+    }
     registerViewResources(mcp);
     register(viewRun as unknown as ToolDef);
   };

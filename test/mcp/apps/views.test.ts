@@ -24,19 +24,30 @@ async function setup() {
 }
 
 describe("MCP Apps views", () => {
-  test("a client without the extension gets no ui:// resources and no view_run; the tools still name their view", async () => {
+  test("a client without the extension (or announcing it without the MCP Apps mime type) gets no ui:// resources, no view_run and no tool naming a view", async () => {
     const engine = await setup();
-    const client = await connect(closer, engine);
-    const { resources } = await client.listResources();
-    expect(resources.some((r) => r.uri.startsWith("ui://"))).toBe(false);
-    const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).not.toContain("view_run");
+    const plain = await connect(closer, engine);
+    const keyOnly = await connect(closer, engine, {}, { extensions: { "io.modelcontextprotocol/ui": {} } });
+    for (const client of [plain, keyOnly]) {
+      const { resources } = await client.listResources();
+      expect(resources.some((r) => r.uri.startsWith("ui://"))).toBe(false);
+      const { tools } = await client.listTools();
+      expect(tools.map((t) => t.name)).not.toContain("view_run");
+      for (const name of ["get_run", "diagnose_run", "review_approvals", "list_runs"]) {
+        const tool = tools.find((t) => t.name === name);
+        expect(tool, name).toBeDefined();
+        expect(tool?._meta?.ui, name).toBeUndefined();
+        expect(tool?._meta?.["ui/resourceUri"], name).toBeUndefined();
+      }
+    }
+    // The same server still names the views to a client that renders them.
+    const apps = await connect(closer, engine, {}, APPS);
+    const { tools } = await apps.listTools();
     const ui = (name: string) =>
       (tools.find((t) => t.name === name)?._meta as { ui?: { resourceUri?: string } })?.ui;
     expect(ui("get_run")?.resourceUri).toBe(RUN_VIEW_URI);
     expect(ui("diagnose_run")?.resourceUri).toBe(RUN_VIEW_URI);
     expect(ui("review_approvals")?.resourceUri).toBe(APPROVALS_VIEW_URI);
-    expect(ui("list_runs")).toBeUndefined();
   });
 
   test("a client with the extension reads self-contained pages whose policy allows no load and that carry nothing of the server", async () => {
