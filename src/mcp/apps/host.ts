@@ -35,6 +35,7 @@ pre{white-space:pre-wrap;max-width:800px;background:#f4f4f4;padding:8px}iframe{b
 <body><h1>MCP Apps test host</h1>
 <p><label>Tool <select id="tool"></select></label>
 <label>Theme <select id="theme"><option>light</option><option>dark</option></select></label>
+<label>Styles <select id="styles"><option>none</option><option>sample</option></select></label>
 <label>Width <select id="width"><option>400</option><option selected>800</option></select></label>
 <button id="call" type="button">Call</button> <span id="status" role="status">connecting…</span></p>
 <p><textarea id="args" rows="3" aria-label="Arguments (JSON)">{}</textarea></p>

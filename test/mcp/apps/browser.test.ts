@@ -216,6 +216,24 @@ describe("MCP Apps views through a real host page, on the demo", () => {
     STEP_MS,
   );
 
+  test(
+    "the host's style variables (spec names) restyle the view: text colour, panel background, font",
+    async () => {
+      await writable.selectOption("#styles", "sample");
+      const frame = await callInHost(writable, "get_run", { workflow: "approval", key: "expense-42" });
+      const panel = frame.locator(".panel").first();
+      await panel.waitFor();
+      const seen = await panel.evaluate((el) => {
+        const body = getComputedStyle(el.ownerDocument.body);
+        return { color: body.color, font: body.fontFamily, panel: getComputedStyle(el).backgroundColor };
+      });
+      expect(seen).toEqual({ color: "rgb(40, 20, 90)", font: "Georgia, serif", panel: "rgb(255, 248, 231)" });
+      await shot(writable, "host-styles");
+      await writable.selectOption("#styles", "none");
+    },
+    STEP_MS,
+  );
+
   // Last: it replays the demo's failed invoice, which the tests above read as failed.
   test(
     "Replay now with the failed entry selected reads the run again without it: no ENTRY_NOT_FOUND, the run's new header",

@@ -25,6 +25,13 @@ async function rpc(/** @type {string} */ method, /** @type {unknown} */ params) 
   return body.result;
 }
 
+/** Style variables (the spec's names) a host may hand its views; "Styles: sample" sends these. */
+const SAMPLE_STYLES = {
+  "--color-background-primary": "rgb(255, 248, 231)",
+  "--color-text-primary": "rgb(40, 20, 90)",
+  "--font-sans": "Georgia, serif",
+};
+
 /** @type {Array<any>} */
 let tools = [];
 /** @type {AppBridge | null} */
@@ -39,6 +46,9 @@ function hostContext(/** @type {any} */ tool) {
     availableDisplayModes: /** @type {Array<"inline">} */ (["inline"]),
     containerDimensions: { width, maxHeight: 4000 },
     platform: /** @type {const} */ ("web"),
+    .../** @type {HTMLSelectElement} */ (
+      $("styles").value === "sample" ? { styles: { variables: SAMPLE_STYLES } } : {}
+    ),
     ...(tool ? { toolInfo: { tool } } : {}),
   };
 }
@@ -108,7 +118,7 @@ async function start() {
   const params = new URLSearchParams(location.search);
   if (params.get("tool")) select.value = String(params.get("tool"));
   if (params.get("args")) /** @type {HTMLTextAreaElement} */ ($("args")).value = String(params.get("args"));
-  for (const id of ["theme", "width"]) {
+  for (const id of ["theme", "width", "styles"]) {
     $(id).addEventListener("change", () => {
       const tool = tools.find((t) => t.name === select.value);
       bridge?.setHostContext(hostContext(tool));

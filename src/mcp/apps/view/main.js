@@ -7,6 +7,7 @@
 import { App, applyDocumentTheme, applyHostStyleVariables } from "@modelcontextprotocol/ext-apps";
 import { h, render } from "preact";
 import { showApprovals } from "./approvals-app.js";
+import { applyHostStyles } from "./host-styles.js";
 import { showRun } from "./run-app.js";
 import { answerText } from "./tools.js";
 
@@ -23,7 +24,10 @@ const view = document.documentElement.dataset.view;
 function follow(ctx) {
   if (!ctx) return;
   if (ctx.theme) applyDocumentTheme(ctx.theme);
-  if (ctx.styles?.variables) applyHostStyleVariables(/** @type {any} */ (ctx.styles.variables));
+  if (ctx.styles?.variables) {
+    applyHostStyleVariables(/** @type {any} */ (ctx.styles.variables));
+    applyHostStyles(ctx.styles.variables);
+  }
   const dims = ctx.containerDimensions ?? {};
   const width = dims.width ?? dims.maxWidth;
   if (width) document.documentElement.style.setProperty("--app-width", `${width}px`);
