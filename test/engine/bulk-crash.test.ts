@@ -4,6 +4,7 @@
 
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { internals } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb } from "../helpers.js";
 import { tempSchema } from "../postgres/pg.js";
@@ -38,7 +39,7 @@ describe.each(BACKENDS)("a bulk plan interrupted between acting and recording on
 
     clock.advance(1000);
     const first = await fixed.start({ database, clock });
-    dropNextOutcomeWrite(first.store);
+    dropNextOutcomeWrite(internals(first).store);
     await expect(first.bulk.apply(preview.token, { batchSize: 10, by: "test" })).rejects.toThrow(/killed/);
     // The plan is newest first: the first batch was inv-30..inv-21.
     for (let i = 21; i <= 30; i++)
@@ -73,7 +74,7 @@ describe.each(BACKENDS)("a bulk plan interrupted between acting and recording on
     const preview = await engine.bulk.preview({ action: "cancel", selector: { workflow: "waiter" } });
     expect(preview.eligible).toBe(4);
     clock.advance(1000);
-    dropNextOutcomeWrite(engine.store);
+    dropNextOutcomeWrite(internals(engine).store);
     await expect(engine.bulk.apply(preview.token, { batchSize: 2, by: "test" })).rejects.toThrow(/killed/);
     const rest = await engine.bulk.apply(preview.token, { by: "test" });
     expect(rest).toMatchObject({
