@@ -33,6 +33,10 @@ export function waitText(waits: WaitInfo[] | null): string | null {
     .join("; ");
 }
 
+/** Tags shown per run in lists, and the characters of a value shown (full tags stay in get_run). */
+export const LIST_TAGS = 5;
+export const LIST_TAG_VALUE = 40;
+
 export const runSummaryShape = {
   workflow: z.string().describe("Workflow name."),
   key: z.string().describe("Run key, unique within the workflow."),
@@ -45,7 +49,12 @@ export const runSummaryShape = {
   error: z.string().nullable().describe("The error of a failed run, one line."),
   tags: z
     .record(z.string(), z.string())
-    .describe("The run's tags: names to values (empty when it has none)."),
+    .describe(
+      `The run's tags: names to values (empty when it has none); in lists at most ${LIST_TAGS}, values cut to ${LIST_TAG_VALUE} characters (get_run has them all).`,
+    ),
+  moreTags: z
+    .number()
+    .describe("How many more tags the run holds than shown here (get_run shows every tag)."),
   uri: z.string().describe("Resource address of the run."),
 };
 
@@ -60,8 +69,20 @@ export type RunSummary = {
   waitingOn: string | null;
   error: string | null;
   tags: Record<string, string>;
+  moreTags: number;
   uri: string;
 };
+
+function compactTags(tags: Record<string, string>): { tags: Record<string, string>; moreTags: number } {
+  const entries = Object.entries(tags);
+  const shown = entries
+    .slice(0, LIST_TAGS)
+    .map(([n, v]) => [
+      n,
+      [...v].length > LIST_TAG_VALUE ? `${[...v].slice(0, LIST_TAG_VALUE).join("")}…` : v,
+    ]);
+  return { tags: Object.fromEntries(shown), moreTags: entries.length - shown.length };
+}
 
 /** The one-line facts of a run, for lists. */
 export function runSummary(run: RunInfo, uri: string): RunSummary {
@@ -75,7 +96,7 @@ export function runSummary(run: RunInfo, uri: string): RunSummary {
     finishedAt: iso(run.finishedAt),
     waitingOn: waitText(run.waiting),
     error: errorLine(run.error, 200),
-    tags: run.tags,
+    ...compactTags(run.tags),
     uri,
   };
 }
@@ -83,7 +104,8 @@ export function runSummary(run: RunInfo, uri: string): RunSummary {
 /** `invoice/42 [waiting] v2 — message on queue "decisions"...` */
 export function runLine(s: RunSummary): string {
   const extra = s.waitingOn ? ` — waits for ${s.waitingOn}` : s.error ? ` — ${s.error}` : "";
-  const tags = tagsText(s.tags);
+  const more = s.moreTags ? `, +${s.moreTags} more tags (get_run)` : "";
+  const tags = tagsText(s.tags) + more;
   return `${s.workflow}/${s.key} [${s.status}] v${s.version}, created ${s.createdAt}${tags ? ` {${tags}}` : ""}${extra}`;
 }
 

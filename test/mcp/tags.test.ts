@@ -120,3 +120,22 @@ describe.each(DATABASES)("tags over MCP on $name", ({ database }) => {
     expect(text(filter)).toMatch(/^INVALID_TAG: /);
   });
 });
+
+it("list_runs shows tags compactly (5 at most, values cut, +N more), so a page of runs with 20 long tags holds many runs; get_run has them all", async () => {
+  const { client } = await start(tempDb(closer));
+  const tags = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`tag${i}`, "v".repeat(200)]));
+  for (let i = 0; i < 60; i++) {
+    const r = await call(client, "start_run", { workflow: "order", key: `t-${i}`, input: {}, tags });
+    expect(r.isError).toBeFalsy();
+  }
+  const page = await call(client, "list_runs", { limit: 100 });
+  expect(page.isError).toBeFalsy();
+  expect(page.structuredContent!.runs.length).toBeGreaterThanOrEqual(20);
+  const first = page.structuredContent!.runs[0];
+  expect(Object.keys(first.tags)).toHaveLength(5);
+  expect(first.tags.tag1.length).toBeLessThanOrEqual(41);
+  expect(first.moreTags).toBe(15);
+  expect(text(page)).toContain("+15 more tags (get_run)");
+  const got = await call(client, "get_run", { workflow: "order", key: "t-0" });
+  expect(got.structuredContent!.tags).toEqual(tags);
+});
