@@ -35,6 +35,8 @@ Serves a Waymark database over MCP.
                        (default ${DEFAULT_SESSION_IDLE_MS / 60_000}); a client that returns later starts a new session.
   --max-sessions N     Keep at most N HTTP sessions open at once (default ${DEFAULT_MAX_SESSIONS}); past it, an initialize is
                        answered 503 with a message saying so.
+  --public-url URL     The address browsers reach this server at (behind a proxy, or bound to 0.0.0.0): the
+                       inspector links in answers start with it. Without it a 0.0.0.0 / :: bind links to 127.0.0.1.
   --max-subscriptions N  Resource subscriptions one session may hold at once (default ${DEFAULT_MAX_SUBSCRIPTIONS}).
 `;
 
@@ -56,6 +58,8 @@ export interface Args {
   sessionIdleMs: number;
   maxSessions: number;
   maxSubscriptions: number;
+  /** --public-url: the origin (and path) the inspector links use instead of the bound address. */
+  publicUrl: string | null;
 }
 
 /** A mistake in the command line: printed with the help, exit status 2. */
@@ -77,6 +81,7 @@ export function parseArgs(argv: string[]): Args | "help" {
     sessionIdleMs: DEFAULT_SESSION_IDLE_MS,
     maxSessions: DEFAULT_MAX_SESSIONS,
     maxSubscriptions: DEFAULT_MAX_SUBSCRIPTIONS,
+    publicUrl: null,
   };
   const whole = (i: number, flag: string) => {
     const v = value(i, flag);
@@ -132,6 +137,15 @@ export function parseArgs(argv: string[]): Args | "help" {
       case "--read-only":
         args.readOnly = true;
         break;
+      case "--public-url": {
+        const v = value(i++, a);
+        if (!URL.canParse(v) || !/^https?:$/.test(new URL(v).protocol))
+          throw new UsageError(
+            `--public-url takes an http(s) URL, e.g. https://waymark.example.com/; got "${v}".`,
+          );
+        args.publicUrl = v;
+        break;
+      }
       case "--token-env":
         args.tokenEnv = value(i++, a);
         break;

@@ -11,6 +11,7 @@ import type { Definitions } from "../engine/definitions.js";
 import { createInspector } from "../inspector/index.js";
 import { type LogLevel, log } from "../log.js";
 import { bindProblem, type HttpHandle, serveHttp } from "../mcp/http.js";
+import { inspectorRoot } from "../mcp/links.js";
 import { ListenError, listen } from "../mcp/listen.js";
 import { createMcpServer } from "../mcp/server.js";
 import { claimStdout, serveStdio } from "../mcp/stdio.js";
@@ -138,11 +139,11 @@ export async function run(argv: string[]): Promise<number> {
         mount: createInspector(engine, { readOnly: args.readOnly }),
         metrics: () => engine.metrics.scrape(),
       });
-      inspectorUrl = http.url.replace(/\/mcp$/, "/");
+      inspectorUrl = inspectorRoot(http.url, args.publicUrl);
       say(
         `listening on ${http.url}${token ? " (bearer token required)" : ""}${args.readOnly ? " (read-only)" : ""}`,
       );
-      say(`run inspector at ${http.url.replace(/\/mcp$/, "/")}${token ? "?token=<token> (once)" : ""}`);
+      say(`run inspector at ${inspectorUrl}${token ? "?token=<token> (once)" : ""}`);
       say(
         `Prometheus metrics at ${http.url.replace(/\/mcp$/, "/metrics")}${token ? " (bearer token required)" : ""}`,
       );

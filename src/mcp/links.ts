@@ -13,6 +13,17 @@ export function inspectorUrl(base: string, workflow: string, key: string, entry?
   return entry === undefined ? page : `${page}?entry=${entry}`;
 }
 
+/**
+ * The inspector's root for links: `publicUrl` when given (ending in "/"), else the endpoint's root with a
+ * wildcard bind (0.0.0.0, ::) shown as 127.0.0.1, an address a browser on this machine opens.
+ */
+export function inspectorRoot(endpoint: string, publicUrl?: string | null): string {
+  if (publicUrl) return publicUrl.endsWith("/") ? publicUrl : `${publicUrl}/`;
+  const url = new URL(endpoint);
+  if (url.hostname === "0.0.0.0" || url.hostname === "[::]") url.hostname = "127.0.0.1";
+  return `${url.origin}/`;
+}
+
 /** The output field the run tools gain when links are on. */
 export const inspectorShape = {
   inspector: z
