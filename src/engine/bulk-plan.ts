@@ -85,7 +85,7 @@ export function bySignature(
 export function checkSelector(input: BulkSelector): BulkSelector {
   const selector = { ...input };
   if (selector.tags !== undefined) {
-    const tags = checkTags(selector.tags, "selector tags");
+    const tags = checkTags(selector.tags, "selector tags", true);
     if (Object.keys(tags).length) selector.tags = tags;
     else delete selector.tags;
   }

@@ -96,7 +96,7 @@ export async function listRuns(store: Store, options: ListRunsOptions = {}): Pro
   if (options.version !== undefined) query.version = options.version;
   if (options.failureSignature !== undefined) query.failureSignature = options.failureSignature;
   if (options.tags !== undefined) {
-    const tags = checkTags(options.tags, "option tags");
+    const tags = checkTags(options.tags, "option tags", true);
     if (Object.keys(tags).length) query.tags = tags;
   }
   const after = toTime(options.createdAfter);

@@ -404,7 +404,7 @@ export abstract class RunsApi {
   async failureGroups(options: FailureGroupsOptions): Promise<{ total: number; groups: FailureGroupRow[] }> {
     this.assertOpen();
     checkOptions(options, { since: "time", workflow: "string", signature: "string", limit: "number" });
-    const tags = options.tags === undefined ? undefined : checkTags(options.tags, "option tags");
+    const tags = options.tags === undefined ? undefined : checkTags(options.tags, "option tags", true);
     const since = toTime(options.since);
     if (since === undefined)
       throw new InvalidInputError("failureGroups takes { since }: the start of the window in milliseconds.");

@@ -2,7 +2,7 @@
 //
 // A run holds at most MAX_TAGS tags; a name is 1 to MAX_TAG_NAME letters, digits or _ . : / - (so it reads
 // the same in a URL, a CLI flag `--tag name=value` and SQL); a value is a string of at most MAX_TAG_VALUE
-// characters without control characters. Past a limit: TagLimitError naming it; a wrong shape: InvalidTagError.
+// characters (code points: an emoji is one) without control characters; "__proto__" is refused as a name. Past a limit: TagLimitError naming it; a wrong shape: InvalidTagError.
 
 import { InvalidInputError, InvalidTagError, TagLimitError } from "../errors.js";
 import { describe, textProblem } from "./query-input.js";
@@ -34,6 +34,9 @@ export function checkTag(name: unknown, value: unknown, where: string): void {
       `tag name "${name.slice(0, 40)}..." has ${name.length} characters; the limit is ${MAX_TAG_NAME}. Use a shorter name.`,
     );
   }
+  if (name === "__proto__") {
+    throw new InvalidTagError(where, `tag name "__proto__" is reserved; use another name.`, { name });
+  }
   if (!NAME.test(name)) {
     throw new InvalidTagError(
       where,
@@ -48,13 +51,14 @@ export function checkTag(name: unknown, value: unknown, where: string): void {
       { name },
     );
   }
-  if (value.length > MAX_TAG_VALUE) {
+  const length = [...value].length; // code points: an emoji is one character
+  if (length > MAX_TAG_VALUE) {
     throw new TagLimitError(
       where,
       "valueLength",
       MAX_TAG_VALUE,
-      value.length,
-      `the value of tag "${name}" has ${value.length} characters; the limit is ${MAX_TAG_VALUE}. Tag by an id, not by the data itself.`,
+      length,
+      `the value of tag "${name}" has ${length} characters; the limit is ${MAX_TAG_VALUE}. Tag by an id, not by the data itself.`,
     );
   }
   const problem = CONTROL.test(value) ? "it holds a control character" : textProblem(value);
@@ -66,7 +70,7 @@ export function checkTag(name: unknown, value: unknown, where: string): void {
 }
 
 /** Checks a tags object (getOrCreate's, a filter's) and returns it as a plain name-to-value record. */
-export function checkTags(tags: unknown, where: string): Tags {
+export function checkTags(tags: unknown, where: string, filter = false): Tags {
   if (typeof tags !== "object" || tags === null || Array.isArray(tags)) {
     throw new InvalidTagError(
       where,
@@ -75,9 +79,17 @@ export function checkTags(tags: unknown, where: string): Tags {
   }
   const entries = Object.entries(tags);
   if (entries.length > MAX_TAGS) {
-    throw tooMany(where, entries.length);
+    if (!filter) throw tooMany(where, entries.length);
+    throw new TagLimitError(
+      where,
+      "maxTags",
+      MAX_TAGS,
+      entries.length,
+      `a filter names at most ${MAX_TAGS} tags (no run holds more); this one names ${entries.length}. Filter by fewer tags.`,
+    );
   }
-  const out: Tags = {};
+  // Null prototype: a "__proto__" name (refused above) could not replace the object's prototype anyway.
+  const out: Tags = Object.create(null);
   for (const [name, value] of entries) {
     checkTag(name, value, where);
     out[name] = value as string;

@@ -189,3 +189,25 @@ describe.each(DATABASES)("tags on $name", ({ database }) => {
     ]);
   });
 });
+
+it("refuses an own __proto__ tag, counts a value's length in characters (code points), and says a filter's own limit", async () => {
+  const engine = closeLater(
+    await setup({ use: { t: workflow({ run: async () => "ok" }) } }).start({
+      database: tempDb(),
+      maxActiveRuns: 0,
+    }),
+  );
+  const proto = JSON.parse('{"__proto__":"x","customer":"c-1"}');
+  await expect(engine.getOrCreate("t", "p", {}, { tags: proto })).rejects.toMatchObject({
+    code: "INVALID_TAG",
+  });
+  await expect(engine.listRuns({ tags: proto })).rejects.toMatchObject({ code: "INVALID_TAG" });
+  const emoji = "😀".repeat(256);
+  const h = await engine.getOrCreate("t", "e", {}, { tags: { face: emoji } });
+  expect((await engine.info(h)).tags).toEqual({ face: emoji });
+  await expect(engine.getOrCreate("t", "e2", {}, { tags: { face: `${emoji}😀` } })).rejects.toThrow(
+    "has 257 characters",
+  );
+  const many = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`t${i}`, "v"]));
+  await expect(engine.listRuns({ tags: many })).rejects.toThrow("a filter names at most 20 tags");
+});
