@@ -224,8 +224,12 @@ describe("MCP Apps views through a real host page, on the demo", () => {
       const panel = frame.locator(".panel").first();
       await panel.waitFor();
       const seen = await panel.evaluate((el) => {
-        const body = getComputedStyle(el.ownerDocument.body);
-        return { color: body.color, font: body.fontFamily, panel: getComputedStyle(el).backgroundColor };
+        // (The tests' tsconfig has no DOM globals: the page's own getComputedStyle, typed here.)
+        type Computed = { color: string; fontFamily: string; backgroundColor: string };
+        const computed = (globalThis as unknown as { getComputedStyle(e: unknown): Computed })
+          .getComputedStyle;
+        const body = computed(el.ownerDocument.body);
+        return { color: body.color, font: body.fontFamily, panel: computed(el).backgroundColor };
       });
       expect(seen).toEqual({ color: "rgb(40, 20, 90)", font: "Georgia, serif", panel: "rgb(255, 248, 231)" });
       await shot(writable, "host-styles");
