@@ -31,13 +31,24 @@ function targetOf(args: unknown): AuditTarget | null {
   return target.workflow === undefined && target.key === undefined ? null : target;
 }
 
-/** The outcome an answer tells: a result with isError starts with "CODE: message"; the SDK's own refusals do not. */
+/**
+ * The outcome an answer tells: a result with isError starts with "CODE: message"; the SDK's own refusals do
+ * not. A confirmation the user declined (structuredContent.declined) is recorded DECLINED, not ok.
+ */
 export function outcomeOfAnswer(message: JSONRPCMessage): AuditOutcome {
   if ("error" in message && message.error) {
     const { code, message: text } = message.error as { code: number; message: string };
     return { ok: false, code: code === -32602 ? "INVALID_INPUT" : "UNEXPECTED", message: String(text) };
   }
   const result = ("result" in message ? message.result : {}) as Json;
+  const structured = (result.structuredContent ?? {}) as Json;
+  if (result.isError !== true && structured.declined === true)
+    return {
+      ok: false,
+      code: "DECLINED",
+      message:
+        typeof structured.message === "string" ? structured.message : "The user declined; nothing changed.",
+    };
   if (result.isError !== true) return { ok: true };
   const content = Array.isArray(result.content) ? (result.content as Json[]) : [];
   const text = content.map((c) => (typeof c.text === "string" ? c.text : "")).join("\n");

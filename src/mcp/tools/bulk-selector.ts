@@ -263,7 +263,7 @@ export async function bulkHandler(
       { signal: extra.signal },
     );
     if (answer.action !== "accept" || answer.content?.confirm !== true) {
-      const message = `The user declined; nothing changed. Plan ${info.token} still holds ${info.progress.pending} pending runs.`;
+      const message = `The user declined; nothing changed. Plan ${info.token} still holds ${info.progress.pending} pending run${info.progress.pending === 1 ? "" : "s"}.`;
       return fitAnswer(() => ({
         text: message,
         structured: {
