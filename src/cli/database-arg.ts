@@ -14,6 +14,8 @@ export interface DatabaseArg {
   create: boolean;
   /** A read-only server never creates a database: the file must exist. */
   readOnly: boolean;
+  /** The command that opens the database, when not the server (e.g. "waymark prune deletes from"). */
+  command?: string;
 }
 
 const WHICH =
@@ -41,6 +43,8 @@ export function databaseProblem(arg: DatabaseArg): string | null {
   const relative = path.isAbsolute(db)
     ? ""
     : `; a relative path is taken from the folder the server starts in, ${process.cwd()}`;
+  if (arg.command)
+    return `${looked}: ${arg.command} an existing database and creates none. ${WHICH}${relative}.`;
   if (arg.readOnly) {
     return `${looked}, and a read-only server creates none. ${WHICH}${relative}.`;
   }

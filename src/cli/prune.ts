@@ -90,6 +90,7 @@ export async function run(
     dbGiven: values.db !== undefined,
     create: false,
     readOnly: true,
+    command: "waymark prune deletes from",
   });
   if (problem) {
     verbError(io.err, "prune", problem);

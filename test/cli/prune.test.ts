@@ -119,6 +119,8 @@ it("refuses bad usage and a missing database, saying what to do", async () => {
   const missing = await prune(["--older-than", "30d", "--db", tempDb()]);
   expect(missing.code).toBe(1);
   expect(missing.stderr).toContain("There is no database at");
+  expect(missing.stderr).toContain("waymark prune deletes from an existing database and creates none");
+  expect(missing.stderr).not.toContain("server");
   const help = await prune(["--help"]);
   expect(help.code).toBe(0);
   expect(help.stdout).toContain("Usage: waymark prune --older-than <duration>");
