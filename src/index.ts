@@ -73,6 +73,7 @@ export {
   type ActionContext,
   Loop,
   type LoopResult,
+  type QueueMessage,
   type RollbackContext,
   type RollbackHandler,
   type StepContext,

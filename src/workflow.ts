@@ -94,6 +94,10 @@ export interface LoopOptions<S, Q extends QueueSchemas, LS, T> {
 type BranchFns<S, Q extends QueueSchemas> = Record<string, (ctx: WorkflowContext<S, Q>) => Promise<unknown>>;
 type BranchResults<B> = { [K in keyof B]: B[K] extends (...args: any[]) => Promise<infer R> ? R : never };
 
+/** A message taken by a wait on several queues: the queue it came from and its body, typed per queue. */
+export type QueueMessage<Q extends QueueSchemas, K extends keyof Q & string> = {
+  [P in K]: { queue: P; body: z.output<Q[P]> };
+}[K];
 /** The context a workflow's `run` receives. Every call takes a name unique within its scope. */
 export interface WorkflowContext<S = any, Q extends QueueSchemas = QueueSchemas> {
   /** The run's state (read it here; write it inside steps). */
@@ -126,6 +130,18 @@ export interface WorkflowContext<S = any, Q extends QueueSchemas = QueueSchemas>
       name: string,
       options: { queue: K; timeout: Duration },
     ): Promise<z.output<Q[K]> | null>;
+    /**
+     * Waits for the first message on any of several queues (messages already sent count, earliest sent
+     * first) and resolves it with the queue it came from. With `timeout`, resolves null when it passes.
+     */
+    next<K extends keyof Q & string>(
+      name: string,
+      options: { queue: readonly K[] },
+    ): Promise<QueueMessage<Q, K>>;
+    next<K extends keyof Q & string>(
+      name: string,
+      options: { queue: readonly K[]; timeout: Duration },
+    ): Promise<QueueMessage<Q, K> | null>;
   };
   /** Runs branches in parallel, each with its own history scope; resolves when all complete. */
   join<B extends BranchFns<S, Q>>(

@@ -8,9 +8,10 @@ import type { Duration } from "./duration.js";
 import { detailOf, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
 import { nameProblem, type Scope } from "./history.js";
+import { runQueueNext } from "./queue-waits.js";
 import { readOnlyState } from "./read-only-state.js";
 import { runStep } from "./step.js";
-import { runQueueNext, runSleep } from "./waits.js";
+import { runSleep } from "./waits.js";
 
 /** ctx.removed: skips an entry that older histories hold and the code no longer runs. */
 async function runRemoved(exec: RunExecution, scope: Scope, name: string): Promise<void> {
@@ -83,7 +84,7 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
       return runSleep(exec, scope, name, { until: at });
     },
     queue: {
-      next(name: string, options: { queue: string; timeout?: Duration }) {
+      next(name: string, options: { queue: string | readonly string[]; timeout?: Duration }) {
         return runQueueNext(exec, scope, name, options) as Promise<never>;
       },
     },

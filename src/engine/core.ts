@@ -19,7 +19,8 @@ export interface RunIdentity {
 export interface Wait {
   kind: WaitKind;
   deadline: number | null;
-  queue?: string;
+  /** A queue wait's queues: a message on any of them releases it. */
+  queues?: readonly string[];
   /** A child wait's child run: its id and "workflow/key". */
   child?: { id: number; label: string };
   scope: Scope;

@@ -42,7 +42,12 @@ export interface SleepDetail {
 
 /** A queue wait's detail: its queue and deadline, then the message it took or that it timed out. */
 export interface QueueDetail {
+  /** The queue waited on; for a wait on several, the first named. */
   queue: string;
+  /** A wait on several queues: all of them, in the order named. */
+  queues?: string[];
+  /** A wait on several queues: the queue the message it took came from. */
+  received?: string;
   until: number | null;
   messageId?: number;
   sentAt?: number;

@@ -321,7 +321,7 @@ export class RunExecution {
   deliver(m: MessageRow): void {
     if (this.dead || !this.enqueueMessage(m)) return;
     for (const w of this.waits) {
-      if (w.kind === "queue" && w.queue === m.queue) {
+      if (w.kind === "queue" && w.queues?.includes(m.queue)) {
         this.release(w);
         w.resolve();
         return;
@@ -329,9 +329,9 @@ export class RunExecution {
     }
   }
 
-  /** The oldest queued message on `queue`, taken off it. */
-  takeMessage(queue: string): MessageRow | undefined {
-    return this.inbox.take(queue);
+  /** The oldest queued message on any of `queues`, taken off its queue. */
+  takeMessage(queues: readonly string[]): MessageRow | undefined {
+    return this.inbox.take(queues);
   }
 
   // ---- waits and suspension ------------------------------------------------------------------

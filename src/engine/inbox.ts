@@ -18,8 +18,13 @@ export class Inbox {
     return true;
   }
 
-  /** The oldest queued message on `queue`, taken off it. */
-  take(queue: string): MessageRow | undefined {
-    return this.queues.get(queue)?.shift();
+  /** The oldest queued message (lowest id, so first sent) on any of `queues`, taken off its queue. */
+  take(queues: readonly string[]): MessageRow | undefined {
+    let from: MessageRow[] | undefined;
+    for (const q of queues) {
+      const head = this.queues.get(q)?.[0];
+      if (head && (!from || head.id < from[0]!.id)) from = this.queues.get(q);
+    }
+    return from?.shift();
   }
 }

@@ -6,7 +6,7 @@ import type { Wait } from "./core.js";
 /** The fields of a suspend patch that follow from the run's waits. */
 export interface WaitRecord {
   status: "retrying" | "waiting" | "sleeping";
-  /** JSON: one { kind, entry, queue?, child?, until } per wait. */
+  /** JSON: one { kind, entry, queue?, child?, until } per wait (per queue of a multi-queue wait). */
   waiting: string;
   /** "|queue|queue|": the queues a message to which wakes the run, or null. */
   waitQueues: string | null;
@@ -27,7 +27,7 @@ export function waitRecord(waits: Iterable<Wait>): WaitRecord {
     if (w.deadline !== null && w.deadline < deadline) deadline = w.deadline;
     switch (w.kind) {
       case "queue":
-        queues.add(w.queue!);
+        for (const q of w.queues!) queues.add(q);
         break;
       case "retry":
         retrying = true;
@@ -40,13 +40,16 @@ export function waitRecord(waits: Iterable<Wait>): WaitRecord {
       default:
         assertNever(w.kind, "wait kind");
     }
-    waiting.push({
-      kind: w.kind,
-      entry: w.path,
-      ...(w.queue ? { queue: w.queue } : {}),
-      ...(w.child ? { child: w.child.label } : {}),
-      until: w.deadline,
-    });
+    // A wait on several queues is recorded once per queue, so every reader shows each of them.
+    for (const queue of w.queues ?? [undefined]) {
+      waiting.push({
+        kind: w.kind,
+        entry: w.path,
+        ...(queue ? { queue } : {}),
+        ...(w.child ? { child: w.child.label } : {}),
+        until: w.deadline,
+      });
+    }
   }
   const status = retrying ? "retrying" : queues.size || children.size ? "waiting" : "sleeping";
   const waitingJson = JSON.stringify(waiting);
