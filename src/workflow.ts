@@ -142,6 +142,14 @@ export interface WorkflowContext<S = any, Q extends QueueSchemas = QueueSchemas>
       name: string,
       options: { queue: readonly K[]; timeout: Duration },
     ): Promise<QueueMessage<Q, K> | null>;
+    /**
+     * Waits for `count` messages on a queue and resolves their bodies, earliest sent first; with `timeout`,
+     * resolves whatever arrived (possibly none) once it passes. Each message is taken exactly once.
+     */
+    nextBatch<K extends keyof Q & string>(
+      name: string,
+      options: { queue: K; count: number; timeout?: Duration },
+    ): Promise<Array<z.output<Q[K]>>>;
   };
   /** Runs branches in parallel, each with its own history scope; resolves when all complete. */
   join<B extends BranchFns<S, Q>>(

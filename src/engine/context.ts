@@ -8,7 +8,7 @@ import type { Duration } from "./duration.js";
 import { detailOf, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
 import { nameProblem, type Scope } from "./history.js";
-import { runQueueNext } from "./queue-waits.js";
+import { runQueueBatch, runQueueNext } from "./queue-waits.js";
 import { readOnlyState } from "./read-only-state.js";
 import { runStep } from "./step.js";
 import { runSleep } from "./waits.js";
@@ -86,6 +86,9 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
     queue: {
       next(name: string, options: { queue: string | readonly string[]; timeout?: Duration }) {
         return runQueueNext(exec, scope, name, options) as Promise<never>;
+      },
+      nextBatch(name: string, options: { queue: string; count: number; timeout?: Duration }) {
+        return runQueueBatch(exec, scope, name, options) as Promise<never>;
       },
     },
     join(name, branches) {

@@ -49,6 +49,9 @@ export interface QueueDetail {
   /** A wait on several queues: the queue the message it took came from. */
   received?: string;
   until: number | null;
+  /** A batch wait: how many messages it waits for, and the ids of those it took so far, in order. */
+  count?: number;
+  messageIds?: number[];
   messageId?: number;
   sentAt?: number;
   timedOut?: boolean;

@@ -96,3 +96,85 @@ export async function runQueueNext(
     await exec.wait({ kind: "queue", queues, deadline: detail.until, scope, path });
   }
 }
+
+/**
+ * Waits for `count` messages on a queue, or for whatever arrived when `timeout` passes (possibly none),
+ * and resolves their bodies in the order sent. Each message is consumed in the same commit that adds it to
+ * the entry's record, so a crash never loses one nor hands it out twice, and a partial batch holds no
+ * unconsumed message that would wake the suspended run at once.
+ */
+export async function runQueueBatch(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  options: { queue: string; count: number; timeout?: Duration },
+): Promise<unknown[]> {
+  if (Array.isArray(options?.queue)) {
+    exec.check(scope);
+    throw new InvalidInputError(
+      `ctx.queue.nextBatch("${name}") takes one queue, got a list (${options.queue.join(", ")}). Name one queue.`,
+    );
+  }
+  const queues = waitQueues(exec, scope, name, options?.queue);
+  const count = options.count;
+  if (!Number.isInteger(count) || count < 1) {
+    exec.check(scope);
+    throw new InvalidInputError(
+      `ctx.queue.nextBatch("${name}") needs count to be a whole number of at least 1, got ${String(count)}.`,
+    );
+  }
+  const { ordinal, recorded } = exec.slot(scope, name, "queue");
+  if (recorded?.status === "completed") return JSON.parse(recorded.output ?? "[]") as unknown[];
+  const clock = exec.core.clock;
+  const row = recorded ?? exec.newEntry(scope, ordinal, name, "queue", "waiting");
+  let detail = recorded ? detailOf(recorded) : undefined;
+  if (!detail) {
+    const timeout =
+      options.timeout === undefined ? null : toMs(options.timeout, `timeout of queue batch "${name}"`);
+    detail = {
+      queue: queues[0]!,
+      until: timeout === null ? null : clock.now() + timeout,
+      count,
+      messageIds: [],
+    };
+    setDetail(row, detail);
+    exec.write(row);
+  }
+  const ids = (detail.messageIds ??= []);
+  const bodies: string[] = recorded?.output
+    ? (JSON.parse(recorded.output) as unknown[]).map((b) => JSON.stringify(b))
+    : [];
+  const path = entryPath(scope.path, name);
+  for (;;) {
+    exec.check(scope);
+    let took = false;
+    while (ids.length < count) {
+      const message = exec.takeMessage(queues);
+      if (!message) break;
+      ids.push(message.id);
+      bodies.push(message.body);
+      exec.core.writes.consume(message.id, exec.id, row.seq);
+      took = true;
+    }
+    row.output = `[${bodies.join(",")}]`;
+    const full = ids.length >= count;
+    if (full || (detail.until !== null && detail.until <= clock.now())) {
+      if (!full) detail.timedOut = true;
+      setDetail(row, detail);
+      row.status = "completed";
+      row.endedAt = clock.now();
+      exec.trace?.wait("queue", path, row.startedAt ?? row.endedAt, row.endedAt, {
+        [ATTR.queue]: queues[0]!,
+        [ATTR.outcome]: full ? "message" : "timed-out",
+      });
+      await exec.commitEntry(row);
+      return JSON.parse(row.output) as unknown[];
+    }
+    if (took) {
+      // The messages taken so far and the entry's record of them, in one commit.
+      setDetail(row, detail);
+      await exec.commitEntry(row);
+    }
+    await exec.wait({ kind: "queue", queues, deadline: detail.until, scope, path });
+  }
+}
