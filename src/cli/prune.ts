@@ -98,6 +98,16 @@ export async function run(
   }
   const engine = await attach({ database });
   try {
+    if (values.workflow) {
+      const present = (await engine.listWorkflows())
+        .filter((w) => Object.values(w.runs).some((n) => n > 0))
+        .map((w) => w.name);
+      for (const name of values.workflow.filter((w) => !present.includes(w))) {
+        io.err.write(
+          `waymark prune: warning: no run of workflow "${name}" exists in ${engine.database()}; workflows with runs: ${present.join(", ") || "none"}.\n`,
+        );
+      }
+    }
     const options = {
       olderThan: /^\d+$/.test(olderThan) ? Number(olderThan) : olderThan,
       ...(values.status ? { status: values.status as RetentionStatus[] } : {}),

@@ -62,6 +62,10 @@ describe.each([
     expect(dry.stdout).toContain("  invoice  completed  2\n  invoice  failed     1\n");
     expect(dry.stdout).toContain("Run it again without --dry-run to delete them.");
     expect(await keys()).toEqual(all);
+    const nosuch = await prune(["--older-than", "30d", "--workflow", "nosuch", "--dry-run", "--db", db]);
+    expect(nosuch.code).toBe(0);
+    expect(nosuch.stderr).toContain('warning: no run of workflow "nosuch" exists in');
+    expect(nosuch.stderr).toMatch(/workflows with runs: (approval, invoice|invoice, approval)\./);
 
     const failedOnly = await prune([
       "--older-than",
