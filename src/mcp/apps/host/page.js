@@ -40,15 +40,14 @@ let bridge = null;
 function hostContext(/** @type {any} */ tool) {
   const theme = /** @type {HTMLSelectElement} */ ($("theme")).value;
   const width = Number(/** @type {HTMLSelectElement} */ ($("width")).value);
+  const styles = /** @type {HTMLSelectElement} */ ($("styles")).value;
   return {
     theme: /** @type {"light" | "dark"} */ (theme),
     displayMode: /** @type {const} */ ("inline"),
     availableDisplayModes: /** @type {Array<"inline">} */ (["inline"]),
     containerDimensions: { width, maxHeight: 4000 },
     platform: /** @type {const} */ ("web"),
-    .../** @type {HTMLSelectElement} */ (
-      $("styles").value === "sample" ? { styles: { variables: SAMPLE_STYLES } } : {}
-    ),
+    ...(styles === "sample" ? { styles: { variables: SAMPLE_STYLES } } : {}),
     ...(tool ? { toolInfo: { tool } } : {}),
   };
 }
