@@ -5,6 +5,7 @@ import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
 import type { WaymarkEngine } from "../engine/api.js";
 import { offerViews } from "./apps/register.js";
 import { AuditTap } from "./audit-tap.js";
@@ -32,6 +33,8 @@ Runs are addressed by workflow name + key. Typical paths:
 - Who waits for a decision? review_approvals (every queue wait with its message schema), or list_runs {status:["waiting"]} → get_run → tell the user what is asked; answering needs a writable server.
 Resources waymark://runs/{workflow}/{key} (+ /history, /state, /steps/{id}) hold values whole; subscribe to follow a run.`;
 
+/** Tools whose arguments are checked strictly (an unknown key is refused rather than dropped). */
+const STRICT_TOOLS = new Set(["replay_runs", "cancel_runs", "compare_runs", "list_audit"]);
 /** Registers one tool; a tool with a view is registered through the MCP Apps helper, which adds its _meta.ui. */
 function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): RegisteredTool {
   // With the HTTP inspector, the answers about one run link to its page there (see links.ts).
@@ -40,7 +43,8 @@ function registerTool(mcp: McpServer, ctx: McpContext, tool: ToolDef): Registere
   const config = {
     title: tool.title,
     description: tool.description,
-    inputSchema: tool.input,
+    // Strict where a dropped argument changes what is done: an unknown (misspelt) key is refused, naming it.
+    inputSchema: STRICT_TOOLS.has(tool.name) ? z.strictObject(tool.input) : tool.input,
     outputSchema: links ? { ...tool.output, ...inspectorShape } : tool.output,
     annotations: tool.annotations,
   };
