@@ -40,7 +40,9 @@ export function whoLine(e: AuditEntry): string {
 
 /** One write on one line. */
 export function auditLine(e: AuditEntry): string {
-  const run = e.run?.workflow || e.run?.key ? ` ${e.run.workflow ?? "?"}/${e.run.key ?? "?"}` : "";
+  const w = e.run?.workflow;
+  const k = e.run?.key;
+  const run = k ? ` ${w ?? "?"}/${k}` : w ? ` ${w}` : "";
   const outcome = e.outcome.ok ? "ok" : `refused ${e.outcome.code}: ${brief(e.outcome.message, 160)}`;
   return `#${e.id} ${e.at} ${e.action}${run} by ${whoLine(e)}: ${outcome}; args ${brief(e.args, 200)}${e.argsCut ? " (cut)" : ""}`;
 }
