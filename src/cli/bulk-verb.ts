@@ -8,6 +8,7 @@ import { attach, DEFAULT_DATABASE } from "../index.js";
 import { RUN_STATUSES, type RunStatus } from "../storage/store.js";
 import { cliClient } from "./audit-client.js";
 import { databaseProblem } from "./database-arg.js";
+import { parseTagFlags } from "./tag-args.js";
 import { verbError } from "./verb-error.js";
 
 const usageOf = (
@@ -133,16 +134,9 @@ export async function runBulk(
   if (bad !== undefined) return usage(`--status ${bad}: statuses are ${RUN_STATUSES.join(", ")}.`);
   if (statuses.length) selector.status = statuses as RunStatus[];
   if (values.key) selector.keys = values.key as string[];
-  for (const pair of (values.tag as string[] | undefined) ?? []) {
-    const eq = pair.indexOf("=");
-    if (eq <= 0)
-      return usage(`--tag ${JSON.stringify(pair)}: write it as name=value, e.g. --tag customer=c-9.`);
-    const name = pair.slice(0, eq);
-    selector.tags ??= {};
-    if (name in selector.tags)
-      return usage(`--tag ${name} is given twice: a run holds one value per tag name.`);
-    selector.tags[name] = pair.slice(eq + 1);
-  }
+  const tagged = parseTagFlags(values.tag as string[] | undefined);
+  if (!tagged.ok) return usage(tagged.problem);
+  if (tagged.tags) selector.tags = tagged.tags;
   for (const [flag, field] of [
     ["created-after", "createdAfter"],
     ["created-before", "createdBefore"],

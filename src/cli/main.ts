@@ -23,6 +23,7 @@ const VERBS: Record<string, string> = {
     "Delete finished runs older than an age, or count them: waymark prune --older-than 30d [--status failed] [--dry-run] [--db file].",
   replay:
     "Replay many failed runs after a fix, by signature, workflow, status or keys: a dry run makes a plan, --plan acts: waymark replay --signature s [--dry-run] [--plan TOKEN] [--db file].",
+  runs: "List runs newest first, by workflow, status or tags: waymark runs [--workflow w] [--status s] [--tag name=value]... [--db file].",
   schedules:
     "List the schedules (next due, last run), or pause or resume one: waymark schedules [list | pause <name> | resume <name>] [--db file].",
 };
