@@ -1,5 +1,5 @@
 // Concurrency limits across two real OS processes sharing one database (SQLite file, PostgreSQL schema):
-// 20 runs of one customer with limit 2 never have more than 2 executing, as the steps' own ledger of
+// 20 runs of one customer with limit 2 (three processes) never have more than 2 executing, as the steps' own ledger of
 // start/end events proves (max overlap over the ledger's one order of events); and a process SIGKILLed while holding both slots blocks the other process
 // until its leases lapse, after which the other process takes its runs over and completes all 20.
 
@@ -51,10 +51,15 @@ function start(
   ledger: string,
   mode: "work" | "hang",
   workers = 1,
+  maxActive?: number,
 ): ChildProcess & { done: Promise<string> } {
   const proc = spawn(process.execPath, ["--import", "tsx", worker, database, ledger, mode], {
     stdio: ["ignore", "pipe", "inherit"],
-    env: { ...process.env, WORKERS: String(workers) },
+    env: {
+      ...process.env,
+      WORKERS: String(workers),
+      ...(maxActive === undefined ? {} : { MAX_ACTIVE: String(maxActive) }),
+    },
   });
   closeLater({ close: async () => void proc.kill("SIGKILL") });
   let out = "";
@@ -71,21 +76,22 @@ function start(
 }
 
 describe.each(stores)("a concurrency limit across two processes on $name", ({ database }) => {
+  // Three processes that each execute at most one run at a time: together they could run 3 at once, so the
+  // limit is what holds them to 2, and 2 at once means two processes each ran one (a process that frees a
+  // slot wakes its own scheduler first, so with no cap one process could take every run).
   it("20 runs of one customer with limit 2 never have more than 2 executing", async () => {
     const db = await database();
     const ledger = path.join(tempDir(), "ledger.txt");
     fs.writeFileSync(ledger, "");
-    const a = start(db, ledger, "work", 2);
-    const b = start(db, ledger, "work", 2);
-    expect(await a.done).toBe("done");
-    expect(await b.done).toBe("done");
+    const procs = [0, 1, 2].map(() => start(db, ledger, "work", 3, 1));
+    for (const p of procs) expect(await p.done).toBe("done");
     const events = readLedger(ledger);
     const ended = new Set(events.filter((e) => e.kind === "end").map((e) => e.key));
     expect(ended.size).toBe(20);
     expect(maxOverlap(events)).toBeLessThanOrEqual(2);
-    // The limit was used (2 at once at some point), and both processes executed runs.
+    // The limit was used (2 at once at some point), so at least two processes executed runs.
     expect(maxOverlap(events)).toBe(2);
-    expect(new Set(events.filter((e) => e.kind === "start").map((e) => e.pid)).size).toBe(2);
+    expect(new Set(events.filter((e) => e.kind === "start").map((e) => e.pid)).size).toBeGreaterThanOrEqual(2);
   }, 180_000);
 
   it("a process SIGKILLed while holding both slots: the other waits, takes over after the lease lapses, completes all 20", async () => {

@@ -25,7 +25,9 @@ const limited = workflow({
   },
 });
 
-const engine = await setup({ use: { limited } }).start({ database, leaseMs: 10_000 });
+// $MAX_ACTIVE caps the runs this process executes at once (the first test runs three processes holding one each).
+const maxActiveRuns = process.env.MAX_ACTIVE ? Number(process.env.MAX_ACTIVE) : undefined;
+const engine = await setup({ use: { limited } }).start({ database, leaseMs: 10_000, maxActiveRuns });
 // Both workers start creating runs only once both engines are up, so both take part.
 fs.appendFileSync(ledger, `ready - ${process.pid} ${stamp()}\n`);
 const peers = Number(process.env.WORKERS ?? "1");
