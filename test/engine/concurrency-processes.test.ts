@@ -91,7 +91,9 @@ describe.each(stores)("a concurrency limit across two processes on $name", ({ da
     expect(maxOverlap(events)).toBeLessThanOrEqual(2);
     // The limit was used (2 at once at some point), so at least two processes executed runs.
     expect(maxOverlap(events)).toBe(2);
-    expect(new Set(events.filter((e) => e.kind === "start").map((e) => e.pid)).size).toBeGreaterThanOrEqual(2);
+    expect(new Set(events.filter((e) => e.kind === "start").map((e) => e.pid)).size).toBeGreaterThanOrEqual(
+      2,
+    );
   }, 180_000);
 
   it("a process SIGKILLed while holding both slots: the other waits, takes over after the lease lapses, completes all 20", async () => {
