@@ -14,7 +14,7 @@ import type { MessageRow, RunRow, Store } from "../../src/storage/store.js";
 import { broken, fixed } from "../engine/bulk-invoices.js";
 import { closeLater, onCleanup, tempDb, until } from "../helpers.js";
 import { batch } from "../storage/backends.js";
-import { tempSchema } from "./pg.js";
+import { sql, tempSchema } from "./pg.js";
 
 let stderr = "";
 beforeEach(() => {
@@ -162,7 +162,7 @@ describe("waymark migrate", () => {
 
     // The target already holds a run and a message of its own: copied ids come after them, in their old
     // order, and the queue waits that consumed copied messages name their new ids.
-    const { url } = await tempSchema();
+    const { url, schema } = await tempSchema();
     const target = closeLater(await openPostgresStore(url));
     const own = await target.commit(
       batch(1, {
@@ -193,6 +193,14 @@ describe("waymark migrate", () => {
       /copied 5 runs, \d+ history entries, 2 tags, 2 messages, 1 requests, 1 refused messages, 2 published workflow versions, 0 schedules, 0 audit rows and 0 bulk plans/,
     );
     expect(stderr).not.toContain("secret");
+    // The loaded tables have planner statistics at once (a two-tag filter is slow without them).
+    const analysed = await sql(
+      "SELECT relname FROM pg_stat_user_tables WHERE schemaname = $1 AND last_analyze IS NOT NULL ORDER BY relname",
+      [schema],
+    );
+    expect(analysed.map((r: { relname: string }) => r.relname)).toEqual(
+      expect.arrayContaining(["entries", "messages", "run_tags", "runs"]),
+    );
 
     const source = openSqliteStore(db, { readonly: true });
     onCleanup(() => source.close());

@@ -90,8 +90,13 @@ export async function copySqliteToPostgres(from: string, to: string, now = Date.
     try {
       await client.query("BEGIN");
       const exec: Exec = async (text, values) => (await client.query(text, values)).rows;
-      const report = await copy(db, exec, tables(`"${target.schema}"`), from, target.location);
+      const t = tables(`"${target.schema}"`);
+      const report = await copy(db, exec, t, from, target.location);
       await client.query(`NOTIFY ${target.channel}, 'migrate'; COMMIT`); // running engines look at once
+      // Statistics for the freshly loaded tables now, not when autovacuum gets to them: without them the
+      // planner takes every tag as rare, and a two-tag filter compares each run of one tag with all rows of
+      // the other (about 300 ms over 100,000 runs instead of 9 ms).
+      await client.query(`ANALYZE ${t.runs}, ${t.runTags}, ${t.entries}, ${t.messages}`);
       return report;
     } catch (err) {
       await client.query("ROLLBACK").catch(() => {
