@@ -42,10 +42,13 @@ export const FILTERS = /** @type {const} */ ([
   "before",
 ]);
 
-/** The tags filter's text ("customer=c-9, region=eu") as name=value pairs, blanks dropped. */
+/**
+ * The tags filter's text ("customer=c-9, region=eu") as name=value pairs, blanks dropped. A comma starts a
+ * new pair only where a tag name and "=" follow it, so a value may hold commas ("note=a,b, region=eu").
+ */
 export function tagPairs(/** @type {string} */ text) {
   return text
-    .split(",")
+    .split(/,(?=\s*[A-Za-z0-9_.:/-]{1,64}=)/)
     .map((p) => p.trim())
     .filter(Boolean);
 }

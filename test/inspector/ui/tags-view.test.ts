@@ -18,6 +18,11 @@ test("the runs list has a Tags filter, sends it as tag=name=value pairs, and lin
     before: "",
   };
   expect(runsQuery(filters, "").getAll("tag")).toEqual(["customer=c-9", "region=eu"]);
+  // A comma inside a value stays in it; only ", name=" starts the next pair.
+  expect(runsQuery({ ...filters, tags: "note=a,b, region=eu,x" }, "").getAll("tag")).toEqual([
+    "note=a,b",
+    "region=eu,x",
+  ]);
   const html = renderToString(
     h(RunsView, {
       filters,
