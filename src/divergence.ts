@@ -6,6 +6,8 @@
 interface Entry {
   kind: string;
   name: string;
+  /** What the entry waits for, where kind and name alone do not say it: `a batch of up to 10 messages on "items"`. */
+  shape?: string;
 }
 
 /** Each entry kind as a noun (a queue entry is a wait on a queue, not the queue). */
@@ -40,6 +42,9 @@ export function divergence(
   requested: Entry | null,
   tense: "asks" | "asked" = "asks",
 ): string {
+  if (recorded && requested && recorded.kind === requested.kind && recorded.name === requested.name) {
+    return `history holds ${entryPhrase(recorded)} waiting for ${recorded.shape ?? "something else"}; the code ${tense} for ${requested.shape ?? "something else"}`;
+  }
   const holds = recorded ? entryPhrase(recorded) : "nothing more";
   const asks = !requested
     ? `nothing more (the code ${tense === "asks" ? "finishes" : "finished"})`

@@ -281,6 +281,8 @@ export class DuplicateEntryError extends WaymarkError {
 export interface EntryRef {
   kind: string;
   name: string;
+  /** What a wait waits for, when the kind and name match but that changed. */
+  shape?: string;
 }
 
 export class HistoryDivergedError extends WaymarkError {
@@ -301,6 +303,10 @@ export class HistoryDivergedError extends WaymarkError {
       );
     } else if (recorded && !requested) {
       fixes.push(`if "${recorded.name}" was removed, put ctx.removed("${recorded.name}") where it stood`);
+    } else if (recorded && requested && recorded.kind === requested.kind) {
+      fixes.push(
+        `keep "${recorded.name}" waiting for ${recorded.shape ?? "what it waited for"}, or give the changed wait a new name`,
+      );
     } else if (recorded && requested) {
       fixes.push(
         `keep "${recorded.name}" a ${entryNoun(recorded.kind)}, or rename the new ${entryNoun(requested.kind)}`,

@@ -225,13 +225,16 @@ export class RunExecution {
     scope: Scope,
     ordinal: number,
     recorded: Entry | undefined,
-    requested: { kind: EntryKind; name: string } | null,
+    requested: { kind: EntryKind; name: string; shape?: string } | null,
+    recordedShape?: string,
   ): never {
     const err = new HistoryDivergedError(
       this.label,
       scope.path,
       ordinal,
-      recorded ? { kind: recorded.kind, name: recorded.name } : null,
+      recorded
+        ? { kind: recorded.kind, name: recorded.name, ...(recordedShape ? { shape: recordedShape } : {}) }
+        : null,
       requested,
       recorded ? entryPath(recorded.scope, recorded.name) : null,
     );

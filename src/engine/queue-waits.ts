@@ -3,7 +3,7 @@
 import { InvalidInputError, UnknownQueueError } from "../errors.js";
 import { ATTR } from "../observability/tracing.js";
 import { type Duration, toMs } from "./duration.js";
-import { detailOf, entryPath, type QueueDetail, setDetail } from "./entries.js";
+import { detailOf, type Entry, type EntryOf, entryPath, type QueueDetail, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
 
@@ -26,6 +26,45 @@ export function waitQueues(exec: RunExecution, scope: Scope, name: string, queue
   return [...new Set(list as string[])];
 }
 
+/** What a queue wait waits for, in words: the part of its identity that its kind and name do not carry. */
+function shape(w: { queues: readonly string[]; multi: boolean; count: number | undefined }): string {
+  if (w.count !== undefined) return `a batch of up to ${w.count} messages on ${JSON.stringify(w.queues[0])}`;
+  return w.multi
+    ? `the next message on any of ${JSON.stringify(w.queues)}`
+    : `the next message on ${JSON.stringify(w.queues[0])}`;
+}
+
+/**
+ * Throws HistoryDivergedError if the recorded wait at this position waited for something else: one message
+ * where the code now asks for a batch (or the reverse), another batch size, another queue or set of queues,
+ * or one queue where the code now names a list (its answer is { queue, body } then, not the body).
+ */
+function checkShape(
+  exec: RunExecution,
+  scope: Scope,
+  ordinal: number,
+  recorded: EntryOf<"queue"> | undefined,
+  asked: { queues: readonly string[]; multi: boolean; count: number | undefined },
+): void {
+  const detail = recorded ? detailOf(recorded) : undefined;
+  if (!recorded || !detail) return;
+  const had = {
+    queues: detail.queues ?? [detail.queue],
+    multi: detail.queues !== undefined,
+    count: detail.count,
+  };
+  const sameSet =
+    had.queues.length === asked.queues.length && had.queues.every((q) => asked.queues.includes(q));
+  if (sameSet && had.multi === asked.multi && had.count === asked.count) return;
+  exec.diverge(
+    scope,
+    ordinal,
+    recorded as Entry,
+    { kind: "queue", name: recorded.name, shape: shape(asked) },
+    shape(had),
+  );
+}
+
 /**
  * Waits for the next message on a queue, or on any of several (then resolves { queue, body }, the
  * earliest sent first); resolves null once `timeout` passes without one.
@@ -43,6 +82,7 @@ export async function runQueueNext(
     return multi ? { queue, body: value } : value;
   };
   const { ordinal, recorded } = exec.slot(scope, name, "queue");
+  checkShape(exec, scope, ordinal, recorded, { queues, multi, count: undefined });
   if (recorded?.status === "completed") {
     const done = detailOf(recorded);
     return done?.timedOut ? null : answer(done?.received ?? done?.queue, recorded.output);
@@ -124,6 +164,7 @@ export async function runQueueBatch(
     );
   }
   const { ordinal, recorded } = exec.slot(scope, name, "queue");
+  checkShape(exec, scope, ordinal, recorded, { queues, multi: false, count });
   if (recorded?.status === "completed") return JSON.parse(recorded.output ?? "[]") as unknown[];
   const clock = exec.core.clock;
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "queue", "waiting");
