@@ -10,12 +10,19 @@ const trip = workflow({
   run: async (ctx) => {
     await ctx.rollbackCheckpoint("trip");
     for (const what of ["flight", "hotel", "car"]) {
-      await ctx.step(`reserve-${what}`, () => (note(what), { id: what }), {
-        rollback: async (_rb, out) => {
-          note(`undo-${out.id}`);
-          if (out.id === "hotel" && mode === "block") await new Promise(() => {});
+      await ctx.step(
+        `reserve-${what}`,
+        () => {
+          note(what);
+          return { id: what };
         },
-      });
+        {
+          rollback: async (_rb, out) => {
+            note(`undo-${out.id}`);
+            if (out.id === "hotel" && mode === "block") await new Promise(() => {});
+          },
+        },
+      );
     }
     await ctx.step(
       "capture-payment",

@@ -28,27 +28,48 @@ function booking(timeline: string[], options: { failRefund?: () => boolean } = {
     queues: { go: z.object({ ok: z.boolean() }) },
     run: async (ctx, input: { pay: boolean }) => {
       await ctx.rollbackCheckpoint("booking");
-      await ctx.step("reserve-flight", () => (timeline.push("flight"), { id: "F1" }), {
-        rollback: async (rb, out) => {
-          record(rb, out);
-          timeline.push(`undo-flight:${out.id}`);
+      await ctx.step(
+        "reserve-flight",
+        () => {
+          timeline.push("flight");
+          return { id: "F1" };
         },
-      });
-      await ctx.step("reserve-hotel", () => (timeline.push("hotel"), { id: "H1" }), {
-        rollback: async (rb, out) => {
-          record(rb, out);
-          timeline.push(`undo-hotel:${out.id}`);
+        {
+          rollback: async (rb, out) => {
+            record(rb, out);
+            timeline.push(`undo-flight:${out.id}`);
+          },
         },
-      });
-      await ctx.step("reserve-car", () => (timeline.push("car"), { id: "C1" }), {
-        retries: 1,
-        backoff: { initial: 0, jitter: false },
-        rollback: async (rb, out) => {
-          record(rb, out);
-          timeline.push(`undo-car:${out.id}`);
-          if (options.failRefund?.()) throw new Error("car desk closed");
+      );
+      await ctx.step(
+        "reserve-hotel",
+        () => {
+          timeline.push("hotel");
+          return { id: "H1" };
         },
-      });
+        {
+          rollback: async (rb, out) => {
+            record(rb, out);
+            timeline.push(`undo-hotel:${out.id}`);
+          },
+        },
+      );
+      await ctx.step(
+        "reserve-car",
+        () => {
+          timeline.push("car");
+          return { id: "C1" };
+        },
+        {
+          retries: 1,
+          backoff: { initial: 0, jitter: false },
+          rollback: async (rb, out) => {
+            record(rb, out);
+            timeline.push(`undo-car:${out.id}`);
+            if (options.failRefund?.()) throw new Error("car desk closed");
+          },
+        },
+      );
       if (!input.pay) await ctx.queue.next("wait-go", { queue: "go" });
       await ctx.step(
         "capture-payment",
