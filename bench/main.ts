@@ -244,7 +244,7 @@ async function main(): Promise<void> {
   if (selected.length === 0) throw new Error(`bench: --only matches no scenario (a b c d e f pg p t)`);
   const machine = await describeMachine(tmp, selected.some((p) => p.id === "pg") ? PG_DATABASE : null);
   log(machine.map(([k, v]) => `${k}: ${v}`).join("\n"));
-  if (selected.some((p) => p.id === "f")) build();
+  if (selected.some((p) => p.id === "f" || p.id === "g")) build();
   const sections: string[] = [];
   const targets: Target[] = [];
   const raw: Record<string, unknown> = {};

@@ -6,6 +6,7 @@ import { dec, int, mark, ms, ratio, table, times } from "./lib/format.js";
 import { mcpDatabasePath } from "./lib/mcp-db.js";
 import { waymarkPragmas } from "./lib/pragmas.js";
 import { planPrune } from "./plan-prune.js";
+import { planMillion } from "./plan-million.js";
 import { planTags } from "./plan-tags.js";
 
 export type Params = Record<string, number | string>;
@@ -615,5 +616,16 @@ function planPg(z: Sizes): Plan {
 }
 
 export function plans(z: Sizes): Plan[] {
-  return [planA(z), planB(z), planC(z), planD(z), planE(z), planF(z), planPg(z), planPrune(z), planTags(z)];
+  return [
+    planA(z),
+    planB(z),
+    planC(z),
+    planD(z),
+    planE(z),
+    planF(z),
+    planPg(z),
+    planPrune(z),
+    planTags(z),
+    planMillion(z),
+  ];
 }

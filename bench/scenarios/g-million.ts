@@ -1,0 +1,144 @@
+// (g) A database with a million runs (bench/lib/million-db.ts), read over a real stdio MCP client spawning the
+// built CLI: list_runs (first page; by workflow, status, error text, time window), list_failures (complete),
+// get_run, a get_history page, diagnose_run on a failed run; p50 and p95 of CALLS calls each. Cold start:
+// spawn to the first answer. Bytes per entry: the file's size over its entries. Reads only: the cached file is
+// opened as it is (no copy of 2 GB per sample), and durability does not apply.
+
+import fs from "node:fs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import Database from "better-sqlite3";
+import { type Metrics, median, num, percentile, ROOT, type ScenarioModule } from "../lib/common.js";
+import {
+  buildMillionDatabase,
+  kindOf,
+  MILLION_GAP_MS,
+  MILLION_T0,
+  millionAddress,
+} from "../lib/million-db.js";
+import { serverCommand } from "./f-mcp.js";
+
+const CALLS = 25;
+
+type Call = (
+  name: string,
+  args: Record<string, unknown>,
+) => Promise<CallToolResult & { structuredContent?: any }>;
+
+async function connect(db: string): Promise<{ call: Call; close: () => Promise<void> }> {
+  const transport = new StdioClientTransport({ ...serverCommand(db, "built"), cwd: ROOT, stderr: "pipe" });
+  const client = new Client({ name: "waymark-bench", version: "1.0.0" });
+  await client.connect(transport);
+  const call: Call = async (name, args) => {
+    const r = (await client.callTool({ name, arguments: args })) as CallToolResult & {
+      structuredContent?: any;
+    };
+    if (r.isError) throw new Error(`${name} ${JSON.stringify(args)} failed: ${JSON.stringify(r.content)}`);
+    return r;
+  };
+  return { call, close: () => client.close() };
+}
+
+/** The i-th run of `kind`, spread over the file (deterministic). */
+function runOf(kind: (k: string) => boolean, n: number, runs: number): { workflow: string; key: string } {
+  for (let i = (n * 7919 * 10) % runs; ; i = (i + 1) % runs) if (kind(kindOf(i))) return millionAddress(i);
+}
+
+async function time(
+  m: Metrics,
+  name: string,
+  fn: (i: number) => Promise<unknown>,
+  check?: (r: any) => void,
+): Promise<void> {
+  check?.(await fn(0)); // warm the statement once, as a server that answered before would be
+  const out: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    const t = performance.now();
+    const r = await fn(i + 1);
+    out.push(performance.now() - t);
+    check?.(r);
+  }
+  m[`${name}P50`] = median(out);
+  m[`${name}P95`] = percentile(out, 95);
+}
+
+async function measure(file: string, runs: number): Promise<Metrics> {
+  const m: Metrics = {};
+  const t0 = performance.now();
+  const c = await connect(file);
+  await c.call("get_run", millionAddress(1));
+  m.coldMs = performance.now() - t0;
+  const { call } = c;
+  const some = (r: any) => {
+    if (!r.structuredContent?.runs?.length) throw new Error("an empty page");
+  };
+  await time(m, "listFirst", () => call("list_runs", {}), some);
+  await time(m, "listWorkflow", (i) => call("list_runs", { workflow: `wf-${i % 10}` }), some);
+  await time(m, "listStatus", (i) => call("list_runs", { status: ["failed", "waiting"][i % 2] }), some);
+  await time(m, "listError", () => call("list_runs", { errorContains: "stock missing" }), some);
+  // An hour's window somewhere in the 23 days the runs span.
+  const window = (i: number) => {
+    const from = MILLION_T0 + ((i * 104729) % runs) * MILLION_GAP_MS;
+    return {
+      createdAfter: new Date(from).toISOString(),
+      createdBefore: new Date(from + 3_600_000).toISOString(),
+    };
+  };
+  await time(m, "listTime", (i) => call("list_runs", window(i)), some);
+  await time(
+    m,
+    "failures",
+    () => call("list_failures", {}),
+    (r) => {
+      if (r.structuredContent?.complete !== true) throw new Error("list_failures is not complete");
+    },
+  );
+  await time(m, "getRun", (i) =>
+    call(
+      "get_run",
+      runOf(() => true, i, runs),
+    ),
+  );
+  await time(m, "history", (i) =>
+    call(
+      "get_history",
+      runOf(() => true, i, runs),
+    ),
+  );
+  await time(m, "diagnose", (i) =>
+    call(
+      "diagnose_run",
+      runOf((k) => k.startsWith("fail"), i, runs),
+    ),
+  );
+  await c.close();
+  const colds: number[] = [m.coldMs];
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    const d = await connect(file);
+    await d.call("get_run", millionAddress(i * 1000 + 3));
+    colds.push(performance.now() - t);
+    await d.close();
+  }
+  m.coldMs = median(colds);
+  const db = new Database(file, { readonly: true });
+  const entries = db.prepare("SELECT count(*) FROM entries").pluck().get() as number;
+  db.close();
+  m.entries = entries;
+  m.bytesPerEntry = fs.statSync(file).size / entries;
+  return m;
+}
+
+export const scenario: ScenarioModule = {
+  prepare: {
+    async waymark(spec) {
+      await buildMillionDatabase(spec.template!, num(spec.params, "runs"), (line) =>
+        process.stderr.write(`  ${line}\n`),
+      );
+    },
+  },
+  measure: {
+    waymark: (spec) => measure(spec.template!, num(spec.params, "runs")),
+  },
+};
