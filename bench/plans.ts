@@ -5,8 +5,8 @@ import { SUBJECT_LABEL } from "./lib/common.js";
 import { dec, int, mark, ms, ratio, table, times } from "./lib/format.js";
 import { mcpDatabasePath } from "./lib/mcp-db.js";
 import { waymarkPragmas } from "./lib/pragmas.js";
-import { planPrune } from "./plan-prune.js";
 import { planMillion } from "./plan-million.js";
+import { planPrune } from "./plan-prune.js";
 import { planTags } from "./plan-tags.js";
 
 export type Params = Record<string, number | string>;
