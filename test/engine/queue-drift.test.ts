@@ -15,7 +15,7 @@ const DATABASES = [
 ];
 
 const queues = { approve: z.object({ by: z.string() }), reject: z.object({ by: z.string() }) };
-type Ctx = WorkflowContext<any, any, typeof queues>;
+type Ctx = WorkflowContext<any, typeof queues>;
 
 /** Runs `before` (its wait gets one "approve" message) until it sleeps, then resumes it with `after`'s code. */
 async function driftRun(
