@@ -45,7 +45,8 @@ describe.each(DATABASES)("tags over MCP on $name", ({ database }) => {
         tags: { customer: i % 2 ? "c-9" : "c-1", region: "eu" },
       });
       expect(r.isError).toBeFalsy();
-      expect(r.structuredContent!.run.tags).toEqual({ customer: i % 2 ? "c-9" : "c-1", region: "eu" });
+      // The creation tags are there; the run may already have run "classify" (tier) before the answer is read.
+      expect(r.structuredContent!.run.tags).toMatchObject({ customer: i % 2 ? "c-9" : "c-1", region: "eu" });
       await driveRun(engine, clock, await engine.get("order", `o-${i}`), ["completed"]);
       clock.advance(1000);
     }
