@@ -24,6 +24,8 @@ export interface NearMiss {
   why: string;
   /** The body is valid for the queue the run waits on, so it can be sent there as is. */
   fits: boolean;
+  /** The queue it went to is named like the awaited one (a typo, case, separators). */
+  named?: boolean;
   /** A consumed message (another run read it). */
   consumed?: boolean;
 }
@@ -114,6 +116,7 @@ export async function findNearMisses(
       source: `rejection-${r.id}`,
       why: `refused: queue "${r.queue}" does not exist${like ? ` (${like} from "${queue}")` : ""}`,
       fits: fits(body),
+      named: like !== null,
     });
   }
 
@@ -133,6 +136,7 @@ export async function findNearMisses(
       source: `message-${m.id}`,
       why: `unread on queue "${m.queue}"${like ? ` (${like} from "${queue}")` : ""}`,
       fits: fits(body),
+      named: like !== null,
     });
   }
 

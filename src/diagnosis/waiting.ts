@@ -52,8 +52,14 @@ export async function diagnoseWaiting(facts: RunFacts): Promise<Finding> {
     if (refused.length)
       return rejected(w, refused, await findNearMisses(facts, w.wait.queue, info.createdAt, rejections));
   }
-  for (const w of waits) {
-    const misses = await findNearMisses(facts, w.wait.queue, info.createdAt, rejections);
+  // A wait on several queues is one entry per queue here: a miss named like one of them (a sender's typo
+  // of "reject") belongs to that queue, even when its body would also fit an earlier one ("approve").
+  const found = [];
+  for (const w of waits)
+    found.push({ w, misses: await findNearMisses(facts, w.wait.queue, info.createdAt, rejections) });
+  const named = found.find((f) => f.misses.some((m) => m.named));
+  if (named) return stuck(named.w, named.misses);
+  for (const { w, misses } of found) {
     // A wait with a timeout still ahead is as long as its author meant it to be: not stuck by age alone.
     const patient = w.wait.until !== null && w.wait.until > facts.now;
     if (misses.length || (!patient && facts.now - w.since >= facts.options.stuckAfterMs))
