@@ -63,9 +63,9 @@ export class RunHandle<W = AnyWorkflow> {
     return this.api.result(this.id, options) as Promise<OutputOf<W>>;
   }
 
-  /** Cancels the run (see Engine.cancel). */
-  cancel(): Promise<RunStatus | "requested"> {
-    return this.api.cancel(this.id);
+  /** Cancels the run (see Engine.cancel); `{ rollback: true }` runs the undo handlers of its completed steps first. */
+  cancel(options?: { rollback?: boolean }): Promise<RunStatus | "requested"> {
+    return this.api.cancel(this.id, options);
   }
 
   /** Replays the run after a fix (see Engine.replay): from `fromStep`, or the failed step; `dryRun` to preview. */

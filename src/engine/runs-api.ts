@@ -68,7 +68,10 @@ export abstract class RunsApi {
   abstract assertOpen(): void;
   abstract poke(): void;
   abstract requireRun(workflow: string, key: string): Promise<RunRow>;
-  abstract cancel(run: RunRef): Promise<RunStatus | "requested">;
+  abstract cancel(
+    run: RunRef,
+    options?: { by?: string; rollback?: boolean },
+  ): Promise<RunStatus | "requested">;
   abstract replay(
     run: RunRef,
     options?: ReplayOptions & { waitMs?: number },

@@ -202,6 +202,14 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
     const history = await undo.history();
     expect(history.find((e) => e.path === "wait-go")?.status).toBe("cancelled");
     expect(history.filter((e) => e.kind === "rollback" && e.status === "completed")).toHaveLength(3);
+
+    // The same through the run's handle: run.cancel({ rollback: true }).
+    timeline.length = 0;
+    const handle = await engine.getOrCreate("booking", "handle", { pay: false });
+    await waitForStatus(engine, handle, ["waiting"]);
+    expect(await handle.cancel({ rollback: true })).toBe("requested");
+    expect((await waitForStatus(engine, handle, ["cancelled", "failed"])).status).toBe("cancelled");
+    expect(timeline).toEqual(["flight", "hotel", "car", "undo-car:C1", "undo-hotel:H1", "undo-flight:F1"]);
   });
 
   it("cancel with rollback of a run executing here: its step in flight is aborted, then completed steps are undone", async () => {
