@@ -96,6 +96,18 @@ export function copyDatabase(from: string, to: string): void {
   }
 }
 
+/**
+ * Where to build a cached database that belongs at `file`: a fresh `<file>.partial` (any leftover of an
+ * interrupted build removed), renamed to `file` by the builder when done; null when `file` exists already.
+ */
+export function partialBuild(file: string): string | null {
+  if (fs.existsSync(file)) return null;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const partial = `${file}.partial`;
+  for (const f of [partial, `${partial}-wal`, `${partial}-shm`]) fs.rmSync(f, { force: true });
+  return partial;
+}
+
 /** Resolves after the current macrotask queue drains (lets pending commits settle). */
 export function settle(ms = 0): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

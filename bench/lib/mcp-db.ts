@@ -6,7 +6,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { FatalError, setup, workflow } from "../../src/index.js";
 import { SCHEMA_VERSION } from "../../src/storage/sqlite/migrations.js";
-import { CACHE_DIR, pool } from "./common.js";
+import { CACHE_DIR, partialBuild, pool } from "./common.js";
 
 /** Bump when the built database's content changes. */
 const BUILDER_VERSION = 1;
@@ -71,10 +71,8 @@ export async function buildMcpDatabase(
   runs: number,
   log: (line: string) => void,
 ): Promise<void> {
-  if (fs.existsSync(file)) return;
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const partial = `${file}.partial`;
-  for (const f of [partial, `${partial}-wal`, `${partial}-shm`]) fs.rmSync(f, { force: true });
+  const partial = partialBuild(file);
+  if (partial === null) return;
   const engine = await mcpRegistry.start({ database: partial });
   const t0 = performance.now();
   const wave = 2000;

@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { z } from "zod";
 import { FatalError, setup, workflow } from "../../src/index.js";
 import { SCHEMA_VERSION } from "../../src/storage/sqlite/migrations.js";
-import { CACHE_DIR } from "./common.js";
+import { CACHE_DIR, partialBuild } from "./common.js";
 
 const BUILDER_VERSION = 1;
 export const MILLION_WORKFLOWS = 10;
@@ -79,10 +79,8 @@ export async function buildMillionDatabase(
   runs: number,
   log: (line: string) => void,
 ): Promise<void> {
-  if (fs.existsSync(file)) return;
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const partial = `${file}.partial`;
-  for (const f of [partial, `${partial}-wal`, `${partial}-shm`]) fs.rmSync(f, { force: true });
+  const partial = partialBuild(file);
+  if (partial === null) return;
   const t0 = performance.now();
   const engine = await millionRegistry.start({ database: partial });
   const seeds = new Map<string, string>(); // "wf-3|fail2" -> seed key
