@@ -10,7 +10,11 @@ import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { BACKLOG_PAUSE_MS, PRUNE_BATCH } from "../../src/engine/pruner.js";
 import { FakeClock, setup, type WaymarkEngine, workflow } from "../../src/index.js";
-import type { SqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
+import {
+  type SqliteStore,
+  WAL_BACKSTOP_FACTOR,
+  WAL_SIZE_LIMIT,
+} from "../../src/storage/sqlite/sqlite-store.js";
 import { convertToIncrementalVacuum } from "../../src/storage/sqlite/vacuum.js";
 import { closeLater, tempDb, until } from "../helpers.js";
 
@@ -133,4 +137,23 @@ it("under churn the WAL stays bounded too: main file + -wal after 30 rounds of 2
   const { main, wal } = onDisk();
   expect(main + wal, `main ${main}, wal ${wal}, largest wal ${largestWal}`).toBeLessThan(32 * 1024 * 1024);
   expect(largestWal, "the largest -wal seen at the end of a round").toBeLessThan(32 * 1024 * 1024);
+});
+
+it("with the checkpointer thread starved (stopped here), the engine's own connection keeps the -wal bounded", {
+  timeout: 120_000,
+}, async () => {
+  const clock = new FakeClock(Date.UTC(2026, 0, 1));
+  const db = tempDb();
+  const engine = closeLater(await setup({ use: { churn } }).start({ database: db, clock }));
+  const store = internals(engine).store as SqliteStore;
+  await store.checkpointer!.stop();
+  store.checkpointer = null;
+  const wal = () => (fs.existsSync(`${db}-wal`) ? fs.statSync(`${db}-wal`).size : 0);
+  let largestWal = 0;
+  // About 40 MB written in all: without a checkpoint the -wal would hold all of it.
+  for (let round = 1; round <= 8; round++) {
+    await completeRuns(engine, `s${round}`, 100, 50_000);
+    largestWal = Math.max(largestWal, wal());
+  }
+  expect(largestWal).toBeLessThan(WAL_BACKSTOP_FACTOR * WAL_SIZE_LIMIT + 8 * 1024 * 1024);
 });

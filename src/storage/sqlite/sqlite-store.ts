@@ -149,7 +149,10 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
   if (writable) convertToIncrementalVacuum(db, path);
   const store = new SqliteStore(db, path);
   if (options.backgroundCheckpoints && path !== ":memory:" && !options.readonly) {
-    db.pragma("wal_autocheckpoint = 0");
+    // The worker checkpoints; this connection does so itself only as a backstop, once the WAL holds four times
+    // the limit (a starved worker thread on a loaded machine let it reach 41 MB in CI).
+    const pageSize = db.pragma("page_size", { simple: true }) as number;
+    db.pragma(`wal_autocheckpoint = ${Math.ceil((WAL_BACKSTOP_FACTOR * WAL_SIZE_LIMIT) / pageSize)}`);
     store.checkpointer = startCheckpointer(path, WAL_SIZE_LIMIT);
   }
   return store;
@@ -157,6 +160,9 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
 
 /** Bytes the -wal file is truncated to when the WAL starts over (see journal_size_limit). */
 export const WAL_SIZE_LIMIT = 4 * 1024 * 1024;
+
+/** With background checkpoints, the engine's own connection checkpoints once the WAL holds this many limits. */
+export const WAL_BACKSTOP_FACTOR = 4;
 
 /** Switches to WAL; two processes creating one file at once can briefly lock each other out, so retry. */
 function setWal(db: Database.Database): void {
