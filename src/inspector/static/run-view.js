@@ -9,6 +9,7 @@ import { runHref } from "./api.js";
 import { ConcurrencyPanel } from "./concurrency.js";
 import { DiagnosisPanel } from "./diagnosis.js";
 import { EntryPanel } from "./entry.js";
+import { RollbackPanel } from "./rollback.js";
 import { RunError } from "./run-error.js";
 import { RunHead } from "./run-head.js";
 import { RunValues } from "./run-values.js";
@@ -87,14 +88,7 @@ export function RunView(/** @type {RunViewState & { actions: RunViewActions }} *
       : null,
     h(RunError, { error: run.error }),
     h(ConcurrencyPanel, { concurrency, workflow: run.workflow }),
-    rollback
-      ? h(
-          "section",
-          { class: "panel run-rollback", "aria-label": "Rollback" },
-          h("h2", {}, "Rollback"),
-          h("p", { class: rollback.failed ? "error-text" : "" }, rollback.text),
-        )
-      : null,
+    rollback ? h(RollbackPanel, { rollback, entries: history.entries, onSelect: actions.select }) : null,
     h(WaitingPanel, { waiting, queues, canSend: can.send, onSend: actions.send }),
     h(
       "div",

@@ -68,9 +68,21 @@ export function note(/** @type {EntryBar} */ e, /** @type {number} */ t) {
   const until = e.detail?.until;
   if (e.kind === "sleep" && e.status !== "completed" && typeof until === "number")
     parts.push(`wakes ${relative(until)}`);
-  else if (e.kind === "queue" && e.status === "waiting") parts.push(`on ${e.detail?.queue ?? "queue"}`);
+  else if (e.kind === "queue" && e.status === "waiting") parts.push(waitsOn(e));
   else if (e.startedAt !== null && !e.marker) parts.push(duration(endOf(e, t) - e.startedAt));
   return parts.join(" · ");
+}
+
+/** What a waiting queue entry waits on: "on approve or reject", "on items · 2 of 5" for a batch. */
+export function waitsOn(/** @type {EntryBar} */ e) {
+  const d = e.detail ?? {};
+  const queues = Array.isArray(d.queues) ? d.queues.map(String) : [String(d.queue ?? "queue")];
+  const on = `on ${queues.length > 1 ? `${queues.slice(0, -1).join(", ")} or ${queues.at(-1)}` : queues[0]}`;
+  if (typeof d.count !== "number") return on;
+  // A long list of ids is left out of the bar's detail (shapes.ts entryBar): then only the size is said.
+  return Array.isArray(d.messageIds)
+    ? `${on} · ${d.messageIds.length} of ${d.count}`
+    : `${on} · batch of ${d.count}`;
 }
 
 /**

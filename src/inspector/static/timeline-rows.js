@@ -18,6 +18,9 @@ export function childSuffix(/** @type {string} */ scope, /** @type {string} */ p
   return /^(\[[^\]/]*\]|#\d+)$/.test(rest) ? rest : null;
 }
 
+/** What a lane of the engine's own scopes is called (entries.ts ROLLBACK_SCOPE: the handlers' runs). */
+const LANE_NAMES = /** @type {Record<string, string>} */ ({ "~rollback": "rollback handlers" });
+
 /** @type {Record<string, number>} */
 const RANK = { failed: 5, cancelled: 4, retrying: 3, running: 3, waiting: 2, completed: 1 };
 
@@ -108,7 +111,7 @@ export function buildRows(entries, collapsed) {
     rows.push({
       type: "lane",
       scope: s,
-      label: s,
+      label: LANE_NAMES[s] ?? s,
       depth: 0,
       entries: list,
       status: worst(list.map((x) => x.status)),

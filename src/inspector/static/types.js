@@ -31,5 +31,6 @@
 /** @typedef {Diagnosis["nextActions"][number]} NextAction */
 /** @typedef {Exclude<ReplayAnswer, { requested: true }>} ReplayPlan */
 /** @typedef {NonNullable<RunDetail["error"]>} ErrorInfo */
+/** @typedef {NonNullable<RunAnswer["rollback"]>} RollbackSummary */
 
 export {};

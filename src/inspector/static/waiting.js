@@ -24,27 +24,75 @@ function Until(/** @type {{ ms: number | null }} */ { ms }) {
   return ms ? h("span", { class: "rel" }, relative(ms)) : null;
 }
 
-/** One thing the run waits on. */
-function WaitItem(/** @type {{ wait: WaitView, canSend: boolean, onSend: WaitingProps["onSend"] }} */ props) {
-  const { wait: w, canSend, onSend } = props;
+/** "approve", "approve or reject", "a, b or c", each as code. */
+function queueNames(/** @type {string[]} */ names) {
+  return names.flatMap((q, i) => [
+    i === 0 ? null : i === names.length - 1 ? " or " : ", ",
+    h("code", { key: q }, q),
+  ]);
+}
+
+/**
+ * The run's waits, one per waiting entry: a wait on several queues (ctx.queue.next with a list) comes as
+ * one WaitView per queue with the same entry, and is one wait on any of them.
+ * @param {WaitView[]} waiting
+ * @returns {Array<{ wait: WaitView, all: WaitView[] }>}
+ */
+export function groupWaits(waiting) {
+  /** @type {Map<string, { wait: WaitView, all: WaitView[] }>} */
+  const byEntry = new Map();
+  for (const w of waiting) {
+    const key = `${w.kind}:${w.entry}`;
+    const seen = byEntry.get(key);
+    if (seen) seen.all.push(w);
+    else byEntry.set(key, { wait: w, all: [w] });
+  }
+  return [...byEntry.values()];
+}
+
+/** The form for one queue of a wait, or why there is none. */
+function QueueForm(/** @type {{ wait: WaitView, onSend: WaitingProps["onSend"] }} */ { wait, onSend }) {
+  const queue = wait.queue ?? "";
+  return wait.messageSchema !== undefined
+    ? h(MessageForm, { queue, schema: wait.messageSchema, onSend: (body) => onSend(queue, body) })
+    : h(
+        "p",
+        { class: "muted" },
+        `No process has published the schema of queue ${queue}, so there is no form.`,
+      );
+}
+
+/** One thing the run waits on (all: one view per queue of a wait on several). */
+function WaitItem(
+  /** @type {{ wait: WaitView, all: WaitView[], canSend: boolean, onSend: WaitingProps["onSend"] }} */ props,
+) {
+  const { wait: w, all, canSend, onSend } = props;
   switch (w.kind) {
     case "queue": {
-      const queue = w.queue ?? "";
+      const names = all.map((x) => x.queue ?? "");
       return h(
         "div",
-        { class: "wait-item" },
-        h("h3", {}, "Waiting for a message on ", h("code", {}, queue)),
+        { class: "wait-item", "data-entry": w.entry },
+        h("h3", {}, "Waiting for a message on ", queueNames(names)),
         h(
           "p",
           { class: "muted" },
           `in ${w.entry}`,
+          names.length > 1 ? " · the first to arrive on any of them" : null,
           w.until ? [" · times out ", h(Until, { ms: w.until }), ` (${clock(w.until)})`] : " · no timeout",
         ),
-        canSend && w.messageSchema !== undefined
-          ? h(MessageForm, { queue, schema: w.messageSchema, onSend: (body) => onSend(queue, body) })
-          : canSend
-            ? h("p", { class: "muted" }, "No process has published this queue's schema, so there is no form.")
-            : null,
+        canSend
+          ? all.length === 1
+            ? h(QueueForm, { wait: w, onSend })
+            : all.map((x) =>
+                h(
+                  "div",
+                  { class: "wait-queue", key: x.queue, "data-queue": x.queue },
+                  h("h4", {}, "On ", h("code", {}, x.queue)),
+                  h(QueueForm, { wait: x, onSend }),
+                ),
+              )
+          : null,
       );
     }
     case "sleep":
@@ -83,7 +131,9 @@ export function WaitingPanel(/** @type {WaitingProps} */ { waiting, queues, canS
     "section",
     { class: "panel waiting", "aria-label": "What the run waits on" },
     waiting.length ? h("h2", {}, "Waiting on") : null,
-    waiting.map((w) => h(WaitItem, { key: `${w.kind}:${w.entry}`, wait: w, canSend, onSend })),
+    groupWaits(waiting).map(({ wait, all }) =>
+      h(WaitItem, { key: `${wait.kind}:${wait.entry}`, wait, all, canSend, onSend }),
+    ),
     others.length
       ? h(
           "details",

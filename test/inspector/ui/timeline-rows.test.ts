@@ -3,6 +3,7 @@
 
 import { describe, expect, test } from "vitest";
 import type { EntryBar } from "../../../src/inspector/shapes.js";
+import { waitsOn } from "../../../src/inspector/static/timeline-row.js";
 import { buildRows, childSuffix, worst } from "../../../src/inspector/static/timeline-rows.js";
 import { withFlags } from "./fixtures.js";
 
@@ -150,5 +151,27 @@ describe("buildRows", () => {
     expect(worst(["running", "failed", "cancelled"])).toBe("failed");
     expect(worst(["cancelled", "retrying"])).toBe("cancelled");
     expect(worst([])).toBe("completed");
+  });
+
+  test("a waiting queue entry says every queue it waits on, and how full a batch is", () => {
+    const wait = (detail: Record<string, unknown>) =>
+      bar("", "w", { kind: "queue", status: "waiting", detail });
+    expect(waitsOn(wait({ queue: "decisions" }))).toBe("on decisions");
+    expect(waitsOn(wait({ queue: "approve", queues: ["approve", "reject"] }))).toBe("on approve or reject");
+    expect(waitsOn(wait({ queue: "a", queues: ["a", "b", "c"] }))).toBe("on a, b or c");
+    expect(waitsOn(wait({ queue: "items", count: 5, messageIds: [3, 4] }))).toBe("on items · 2 of 5");
+    // Ids too long for the bar's detail are left out: only the batch's size is said.
+    expect(waitsOn(wait({ queue: "items", count: 500 }))).toBe("on items · batch of 500");
+  });
+
+  test("the rollback handlers' scope is a lane named for what it holds", () => {
+    seq = 0;
+    const step = bar("", "reserve-car");
+    const undo = bar("~rollback", "reserve-car", { kind: "rollback" });
+    expect(outline(buildRows([step, undo], new Set()))).toEqual([
+      "reserve-car",
+      "[rollback handlers] completed",
+      " ~rollback/reserve-car",
+    ]);
   });
 });
