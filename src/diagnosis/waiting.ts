@@ -14,6 +14,21 @@ interface QueueWait {
   wait: WaitInfo & { queue: string };
   since: number;
   facts: RunFacts;
+  /** A ctx.queue.nextBatch wait: its size and how many messages it holds so far. */
+  batch: { count: number; have: number } | null;
+}
+
+/** The batch a waiting entry collects (its detail's count and message ids), or null for ctx.queue.next. */
+function batchOf(facts: RunFacts, path: string): QueueWait["batch"] {
+  const detail = entryAt(facts, path)?.detail;
+  if (typeof detail?.count !== "number") return null;
+  return { count: detail.count, have: Array.isArray(detail.messageIds) ? detail.messageIds.length : 0 };
+}
+
+/** 'queue "items"', or 'a batch of 3 on queue "items" (1 of 3 arrived)'. */
+function waitsFor(w: QueueWait): string {
+  const on = `queue "${w.wait.queue}"`;
+  return w.batch ? `a batch of ${w.batch.count} on ${on} (${w.batch.have} of ${w.batch.count} arrived)` : on;
 }
 
 /** The refusal without the parts every refusal repeats. */
@@ -35,7 +50,7 @@ function waitFact(w: QueueWait): Evidence {
   const timeout = w.wait.until === null ? "no timeout" : `gives up at ${iso(w.wait.until)}`;
   return {
     kind: "wait",
-    fact: `"${w.wait.entry}" waits on queue "${w.wait.queue}" since ${iso(w.since)} (${span(age)}), ${timeout}`,
+    fact: `"${w.wait.entry}" waits ${w.batch ? "for" : "on"} ${waitsFor(w)} since ${iso(w.since)} (${span(age)}), ${timeout}`,
     ...(e ? { entry: e.id } : {}),
   };
 }
@@ -45,7 +60,12 @@ export async function diagnoseWaiting(facts: RunFacts): Promise<Finding> {
   const { engine, info } = facts;
   const waits: QueueWait[] = (info.waiting ?? [])
     .filter((w): w is WaitInfo & { queue: string } => w.kind === "queue" && typeof w.queue === "string")
-    .map((wait) => ({ wait, since: entryAt(facts, wait.entry)?.startedAt ?? info.updatedAt, facts }));
+    .map((wait) => ({
+      wait,
+      since: entryAt(facts, wait.entry)?.startedAt ?? info.updatedAt,
+      facts,
+      batch: batchOf(facts, wait.entry),
+    }));
   const rejections = await engine.store.listRejections(info.id, 50);
   for (const w of waits) {
     const refused = rejections.filter((r) => r.queue === w.wait.queue && r.at >= w.since);
@@ -147,35 +167,50 @@ function missFact(m: NearMiss): Evidence {
 }
 
 function stuck(w: QueueWait, misses: NearMiss[]): Finding {
-  const { facts, wait } = w;
+  const { facts, wait, batch } = w;
   const { info, address } = facts;
   const age = span(facts.now - w.since);
   const evidence: Evidence[] = [
     waitFact(w),
-    { kind: "no-message", fact: `no message has arrived on "${wait.queue}"` },
+    batch && batch.have > 0
+      ? {
+          kind: "no-message",
+          fact: `${batch.have} of ${batch.count} messages have arrived on "${wait.queue}"; ${batch.count - batch.have} more are awaited`,
+        }
+      : { kind: "no-message", fact: `no message has arrived on "${wait.queue}"` },
   ];
   evidence.push(...misses.map(missFact));
   const nextActions: NextAction[] = [];
-  const fit = misses.find((m) => m.fits);
-  if (fit) {
-    nextActions.push(
-      ...sendActions(
-        address,
-        wait.queue,
-        fit.body,
-        fit.source,
-        `the message that went astray (${fit.ref}), sent where the run waits`,
-        info.status,
-      ),
+  // A batch needs every message that went astray (up to the ones it still lacks), in the order they were
+  // sent, as a sender's would have arrived; a single wait needs the latest one that fits.
+  const fitting = misses.filter((m) => m.fits);
+  const resend = batch
+    ? fitting.slice(0, batch.count - batch.have).sort((a, b) => a.at - b.at)
+    : fitting.slice(0, 1);
+  const fit = resend[0];
+  for (const m of resend) {
+    const [send] = sendActions(
+      address,
+      wait.queue,
+      m.body,
+      m.source,
+      `the message that went astray (${m.ref}), sent where the run waits`,
+      info.status,
     );
+    nextActions.push(send!);
   }
+  if (fit)
+    nextActions.push(
+      call("wait_for_run", { ...address, fromStatus: info.status }, "see what the run does with it"),
+    );
   const first = misses[0];
   if (first) {
+    const queues = [...new Set(misses.filter((m) => m.kind !== "other-run").map((m) => `"${m.queue}"`))];
     nextActions.push(
       person(
         first.kind === "other-run"
           ? `Fix the sender: it addresses run "${first.key}" instead of "${info.key}" (keys are case-sensitive).`
-          : `Fix the sender: it sends to queue "${first.queue}" instead of "${wait.queue}".`,
+          : `Fix the sender: it sends to queue ${queues.join(" and ")} instead of "${wait.queue}".`,
       ),
     );
   }
@@ -188,12 +223,20 @@ function stuck(w: QueueWait, misses: NearMiss[]): Finding {
     );
   }
   const timeout = wait.until === null ? "" : ` (it gives up at ${iso(wait.until)})`;
+  const astray =
+    batch && misses.length > 1
+      ? `${misses.length} messages meant for it went astray, the latest: ${first?.why}`
+      : `the message meant for it went astray: ${first?.why}`;
+  const resendText =
+    resend.length > 1
+      ? `Send those ${resend.length} to queue "${wait.queue}" of this run (the calls below) and fix the sender.`
+      : `Send it to queue "${wait.queue}" of this run (the call below) and fix the sender.`;
   return {
     category: "stuck-waiting",
     culprit: waitCulprit(w),
     summary: first
-      ? `The run has waited ${age} on queue "${wait.queue}" at "${wait.entry}", but the message meant for it went astray: ${first.why}. ${fit ? `Send it to queue "${wait.queue}" of this run (the call below) and fix the sender.` : "Fix the sender and send it again."}`
-      : `The run has waited ${age} on queue "${wait.queue}" at "${wait.entry}" and no message has arrived${timeout}. Whoever should answer has not: check the sender, or send the message with send_message.`,
+      ? `The run has waited ${age} on ${waitsFor(w)} at "${wait.entry}", but ${astray}. ${fit ? resendText : "Fix the sender and send it again."}`
+      : `The run has waited ${age} on ${waitsFor(w)} at "${wait.entry}" and ${batch && batch.have > 0 ? "no further message has arrived" : "no message has arrived"}${timeout}. Whoever should answer has not: check the sender, or send the message with send_message.`,
     evidence,
     nextActions,
     failure: null,
