@@ -34,11 +34,13 @@ const HANDLE_NAMES: Record<string, string> = {
 /** One-shot operations in flight, not handles a module left open. */
 const TRANSIENT = /Req|WriteWrap|ShutdownWrap|Immediate|TickObject/;
 
-function handleCounts(): Map<string, number> {
+/** The process's handles by kind, less `own`: those the caller itself holds (connections its listener accepted). */
+function handleCounts(own: Record<string, number> = {}): Map<string, number> {
   const counts = new Map<string, number>();
   for (const kind of process.getActiveResourcesInfo()) {
     if (!TRANSIENT.test(kind)) counts.set(kind, (counts.get(kind) ?? 0) + 1);
   }
+  for (const [kind, n] of Object.entries(own)) counts.set(kind, (counts.get(kind) ?? 0) - n);
   return counts;
 }
 
@@ -60,17 +62,18 @@ const ONLY =
 
 /**
  * Imports `spec` and returns the registry it exports; refuses a module that starts an engine at load, and
- * (unless `allowHandles`) one that leaves handles open.
+ * (unless `allowHandles`) one that leaves handles open. `ownHandles` counts the handles the caller opens
+ * meanwhile (the connections a client makes to the port bound before the import), which are not the module's.
  */
 export async function loadRegistry(
   spec: string,
-  options: { allowHandles?: boolean } = {},
+  options: { allowHandles?: boolean; ownHandles?: () => Record<string, number> } = {},
 ): Promise<Registry<Record<string, never>>> {
   const file = path.resolve(spec);
   if (!fs.existsSync(file)) throw new UsageError(`--registry: no file at ${file}.`);
   const { register } = await import("tsx/esm/api");
   register();
-  const before = handleCounts();
+  const before = handleCounts(options.ownHandles?.());
   // A start the module did not await rejects unhandled: that refusal is reported below, not as a crash.
   const onRejection = (reason: unknown) => {
     if ((reason as { code?: unknown } | null)?.code !== "ENGINE_START_REFUSED") throw reason;
@@ -100,7 +103,7 @@ export async function loadRegistry(
       { cause: reason },
     );
   }
-  const left = options.allowHandles ? [] : opened(before, handleCounts());
+  const left = options.allowHandles ? [] : opened(before, handleCounts(options.ownHandles?.()));
   if (left.length > 0) {
     throw new RegistrySideEffectsError(
       `--registry ${spec} leaves ${left.join(" and ")} open when imported: a module that starts things at load is an application, not a registry, and this server will not run beside it. ${ONLY} If they are harmless (a logger's worker, a client's socket), pass --allow-handles.`,

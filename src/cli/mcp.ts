@@ -6,6 +6,7 @@
 // Logs go to stderr; in stdio mode stdout carries only the protocol.
 
 import type { Server } from "node:http";
+import type { Socket } from "node:net";
 import type { WaymarkEngine } from "../engine/api.js";
 import type { Definitions } from "../engine/definitions.js";
 import { createInspector } from "../inspector/index.js";
@@ -71,9 +72,15 @@ export async function run(argv: string[]): Promise<number> {
 
   // The port is bound before the database opens: a port in use leaves no new file behind.
   let listener: Server | undefined;
+  const accepted = new Set<Socket>();
   if (args.mode === "http") {
     try {
       listener = await listen(args.host, args.port);
+      // A client may connect while the registry module loads: those sockets are this server's, not the module's.
+      listener.on("connection", (socket: Socket) => {
+        accepted.add(socket);
+        socket.once("close", () => accepted.delete(socket));
+      });
     } catch (err) {
       say(err instanceof Error ? err.message : String(err), "error");
       return err instanceof ListenError ? 2 : 1;
@@ -85,7 +92,10 @@ export async function run(argv: string[]): Promise<number> {
   let engine: WaymarkEngine;
   try {
     if (args.registry) {
-      const registry = await loadRegistry(args.registry, { allowHandles: args.allowHandles });
+      const registry = await loadRegistry(args.registry, {
+        allowHandles: args.allowHandles,
+        ownHandles: () => ({ TCPSocketWrap: listener ? accepted.size : 0 }),
+      });
       if (args.readOnly) {
         // Read-only never executes: the code lends its definitions, the database is attached read-only.
         engine = await attachTo(args, registry.definitions);
