@@ -9,7 +9,7 @@ import { divergence } from "../divergence.js";
 import { systemClock } from "../engine/clock.js";
 import { checkUnfinishedRuns, type DriftFinding, type DriftReport } from "../engine/drift-check.js";
 import { DEFAULT_DATABASE, openStore } from "../storage/open.js";
-import { isPostgresUrl } from "../storage/postgres/connect.js";
+import { isPostgresUrl } from "../storage/postgres/url.js";
 import { openSqliteStore } from "../storage/sqlite/sqlite-store.js";
 import { loadRegistry, RegistrySideEffectsError } from "./load-registry.js";
 import { verbError } from "./verb-error.js";

@@ -4,7 +4,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_DATABASE } from "../storage/open.js";
-import { isPostgresUrl } from "../storage/postgres/connect.js";
+import { isPostgresUrl } from "../storage/postgres/url.js";
 import { missingFolder } from "../storage/sqlite/errors.js";
 
 /** What --db asks for: the value, whether it was given, and whether a missing file may be created. */

@@ -1,8 +1,12 @@
 // The arguments of `waymark mcp`, checked before anything opens: a wrong flag or a refused combination
 // is a usage error (exit 2) that says what was wrong and how to fix it.
 
-import { DEFAULT_HTTP_PORT, DEFAULT_SESSION_IDLE_MS } from "../mcp/http.js";
-import { DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SUBSCRIPTIONS } from "../mcp/limits.js";
+import {
+  DEFAULT_HTTP_PORT,
+  DEFAULT_MAX_SESSIONS,
+  DEFAULT_MAX_SUBSCRIPTIONS,
+  DEFAULT_SESSION_IDLE_MS,
+} from "../mcp/limits.js";
 import { DEFAULT_DATABASE } from "../storage/open.js";
 
 /** `waymark mcp --help`. */

@@ -9,16 +9,15 @@ import type { Server } from "node:http";
 import type { Socket } from "node:net";
 import type { WaymarkEngine } from "../engine/api.js";
 import type { Definitions } from "../engine/definitions.js";
-import { createInspector } from "../inspector/index.js";
 import { type LogLevel, log } from "../log.js";
-import { bindProblem, type HttpHandle, serveHttp } from "../mcp/http.js";
+import type { HttpHandle } from "../mcp/http.js";
 import { inspectorRoot } from "../mcp/links.js";
 import { ListenError, listen } from "../mcp/listen.js";
 import { createMcpServer } from "../mcp/server.js";
 import { claimStdout, serveStdio } from "../mcp/stdio.js";
 import { attachWith } from "../registry.js";
 import { openStore } from "../storage/open.js";
-import { isPostgresUrl } from "../storage/postgres/connect.js";
+import { isPostgresUrl } from "../storage/postgres/url.js";
 import { databaseProblem } from "./database-arg.js";
 import { loadRegistry, RegistrySideEffectsError } from "./load-registry.js";
 import { type Args, HELP, parseArgs, UsageError } from "./mcp-args.js";
@@ -64,7 +63,9 @@ export async function run(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  const refused = (args.mode === "http" && bindProblem(args.host, token)) || databaseProblem(args);
+  // The HTTP transport and the inspector are loaded for --http only: over stdio they would only slow the start.
+  const httpModule = args.mode === "http" ? await import("../mcp/http.js") : null;
+  const refused = httpModule?.bindProblem(args.host, token) || databaseProblem(args);
   if (refused) {
     say(refused, "error");
     return 2;
@@ -138,8 +139,9 @@ export async function run(argv: string[]): Promise<number> {
 
   let http: HttpHandle | null = null;
   try {
-    if (args.mode === "http") {
-      http = await serveHttp(factory, {
+    if (httpModule) {
+      const { createInspector } = await import("../inspector/index.js");
+      http = await httpModule.serveHttp(factory, {
         ...(listener ? { server: listener } : {}),
         host: args.host,
         port: args.port,

@@ -3,8 +3,8 @@
 //   waymark migrate --from app.db --to postgres://user:password@host:5432/database[?schema=name]
 
 import { type LogLevel, log } from "../log.js";
-import { isPostgresUrl } from "../storage/postgres/connect.js";
 import { copySqliteToPostgres } from "../storage/postgres/import-sqlite.js";
+import { isPostgresUrl } from "../storage/postgres/url.js";
 
 const HELP = `Usage: waymark migrate --from <file.db> --to <postgres://user:password@host:5432/database[?schema=name]>
 

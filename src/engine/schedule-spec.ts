@@ -2,7 +2,8 @@
 // Cron expressions and time zones (daylight-saving changes included) are croner's; `every` intervals are
 // aligned on the epoch (every: "15m" fires at :00, :15, :30 and :45 UTC), so every process agrees on them.
 
-import { Cron } from "croner";
+import { createRequire } from "node:module";
+import type { Cron } from "croner";
 import { InvalidScheduleError } from "../errors.js";
 import type { InputOf, WorkflowEntry } from "../workflow.js";
 import { type Duration, toMs } from "./duration.js";
@@ -48,6 +49,14 @@ export interface ScheduleDef {
   next(after: number): number | null;
   /** The run's input for the firing due at `at`. */
   input(at: Date): unknown;
+}
+
+const require = createRequire(import.meta.url);
+let CronClass: typeof Cron | undefined;
+/** croner, loaded when a cron schedule is first read (a process without one never loads it). */
+function cronClass(): typeof Cron {
+  CronClass ??= (require("croner") as { Cron: typeof Cron }).Cron;
+  return CronClass;
 }
 
 /** How late an on-time firing may be with catchUp "none" before it counts as missed (ms). */
@@ -132,7 +141,7 @@ function defineOne(name: string, raw: unknown, workflows: ReadonlySet<string>): 
   }
   let cron: Cron;
   try {
-    cron = new Cron(s.cron!, { timezone });
+    cron = new (cronClass())(s.cron!, { timezone });
   } catch (err) {
     fail(
       `cron ${JSON.stringify(s.cron)} is invalid (${(err as Error).message}); use 5 fields "minute hour day-of-month month day-of-week", e.g. "0 3 * * *" for 03:00 daily.`,

@@ -11,7 +11,7 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.js";
-import { count, DEFAULT_MAX_SESSIONS } from "./limits.js";
+import { count, DEFAULT_HTTP_PORT, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from "./limits.js";
 import { listen } from "./listen.js";
 
 export interface HttpOptions {
@@ -72,8 +72,8 @@ export interface HttpHandle {
 }
 
 const LOOPBACK_NAMES = ["localhost", "127.0.0.1", "::1", "[::1]"];
-export const DEFAULT_HTTP_PORT = 3920;
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+export { DEFAULT_HTTP_PORT, DEFAULT_SESSION_IDLE_MS } from "./limits.js";
 
 export function isLoopback(host: string): boolean {
   return LOOPBACK_NAMES.includes(host) || /^127\.\d+\.\d+\.\d+$/.test(host);

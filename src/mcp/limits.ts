@@ -31,6 +31,11 @@ export const LIMITS = {
 
 /** Open HTTP sessions a server keeps at once; more initializes answer 503 (`--max-sessions`). */
 export const DEFAULT_MAX_SESSIONS = 100;
+/** The port of `waymark mcp --http` and the demo when none is given (here, not in http.ts: the CLI's option
+ * parsing needs it without loading the HTTP transport). */
+export const DEFAULT_HTTP_PORT = 3920;
+/** How long an HTTP session may sit idle before it is closed, in ms. */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 /** Subscriptions one session may hold at once. */
 export const DEFAULT_MAX_SUBSCRIPTIONS = 1000;

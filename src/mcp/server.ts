@@ -1,13 +1,13 @@
 // createMcpServer(engine, options): one MCP server (one session) over an engine, with no transport in it.
 // Transports (stdio.ts, http.ts) only connect what this returns; every session shares the engine.
 
-import { registerAppTool } from "@modelcontextprotocol/ext-apps/server";
 import { McpServer, type RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import type { WaymarkEngine } from "../engine/api.js";
 import { offerViews } from "./apps/register.js";
+import { registerAppTool } from "./apps/ui-meta.js";
 import { AuditTap } from "./audit-tap.js";
 import { McpContext, type McpServerOptions } from "./context.js";
 import { errorResult } from "./errors.js";

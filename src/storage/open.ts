@@ -2,8 +2,7 @@
 
 import { InvalidInputError } from "../errors.js";
 import type { Durability } from "./durability.js";
-import { isPostgresUrl } from "./postgres/connect.js";
-import { openPostgresStore } from "./postgres/postgres-store.js";
+import { isPostgresUrl } from "./postgres/url.js";
 import { openSqliteStore } from "./sqlite/sqlite-store.js";
 import type { Store } from "./store.js";
 
@@ -36,7 +35,8 @@ export async function openStore(
       `Invalid database ${JSON.stringify(database)}: pass a SQLite file path (default "${DEFAULT_DATABASE}"), ":memory:", or a PostgreSQL URL (postgres://user:password@host:5432/database).`,
     );
   }
-  if (isPostgresUrl(target)) return openPostgresStore(target);
+  // node-postgres is loaded for a PostgreSQL URL only (a SQLite process never needs it).
+  if (isPostgresUrl(target)) return (await import("./postgres/postgres-store.js")).openPostgresStore(target);
   // "pg://", "mysql://", "file://": a URL this does not open, not a file of that name.
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(target)?.[1];
   if (scheme) {

@@ -5,12 +5,29 @@ import { type Closer, ROOT, until } from "./helpers.js";
 
 export type Answer = { id?: unknown; result?: unknown; error?: { code: number; message: string } };
 
-/** The CLI over stdio, with what it answered (one JSON value per stdout line) and its stderr. */
-export function spawnStdio(closer: Closer, db: string) {
+/**
+ * The CLI over stdio, with what it answered (one JSON value per stdout line) and its stderr; `node` flags and
+ * environment variables are added to the child's.
+ */
+export function spawnStdio(
+  closer: Closer,
+  db: string,
+  extra: { nodeFlags?: string[]; env?: Record<string, string> } = {},
+) {
   const child: ChildProcess = spawn(
     process.execPath,
-    ["--import", "tsx", "src/cli/main.ts", "mcp", "--stdio", "--create", "--db", db],
-    { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] },
+    [
+      ...(extra.nodeFlags ?? []),
+      "--import",
+      "tsx",
+      "src/cli/main.ts",
+      "mcp",
+      "--stdio",
+      "--create",
+      "--db",
+      db,
+    ],
+    { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, ...extra.env } },
   );
   closer.add(() => {
     if (child.exitCode === null) child.kill("SIGKILL");

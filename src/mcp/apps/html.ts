@@ -6,7 +6,6 @@
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 
 /** The browser code of the views, next to this module (src/ under tsx, dist/ when built). */
 const VIEW_DIR = fileURLToPath(new URL("./view/", import.meta.url));
@@ -17,6 +16,8 @@ let bundled: Promise<{ script: string; style: string }> | undefined;
 
 /** One browser module and what it imports as one script to inline ("</script" escaped). */
 export async function bundleScript(entry: string): Promise<string> {
+  // esbuild is loaded when a view is first bundled (a view resource read), not when the server starts.
+  const { build } = await import("esbuild");
   const out = await build({
     entryPoints: [entry],
     bundle: true,

@@ -2,17 +2,18 @@
 // app-only view_run tool. get_run, diagnose_run and review_approvals name their view in _meta.ui
 // (tools/tool.ts `view`) to such a client only; a client without the extension sees the same tools (no _meta.ui),
 // resources and answers as before. Support is what the package's own check says: the extension's key with
-// mimeTypes including text/html;profile=mcp-app (getUiCapability + RESOURCE_MIME_TYPE).
+// mimeTypes including text/html;profile=mcp-app (getUiCapability + RESOURCE_MIME_TYPE, in ui-meta.ts so that
+// a starting server does not load the package).
 
+import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
+import type { ToolDef } from "../tools/tool.js";
+import { viewHtml } from "./html.js";
 import {
   getUiCapability,
   RESOURCE_MIME_TYPE,
   RESOURCE_URI_META_KEY,
   registerAppResource,
-} from "@modelcontextprotocol/ext-apps/server";
-import type { McpServer, RegisteredTool } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { ToolDef } from "../tools/tool.js";
-import { viewHtml } from "./html.js";
+} from "./ui-meta.js";
 import { VIEWS, type ViewUri } from "./uris.js";
 import { viewRun } from "./view-run.js";
 

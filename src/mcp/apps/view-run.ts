@@ -3,8 +3,7 @@
 // render views (register.ts). Read-only; the answer keeps to the budget like every other tool's.
 
 import { z } from "zod";
-import { InspectorApi } from "../../inspector/api.js";
-import { clip, type HistoryAnswer } from "../../inspector/shapes.js";
+import type { HistoryAnswer } from "../../inspector/shapes.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import { runAddress } from "../tools/get-run.js";
 import { defineTool, READ_ONLY } from "../tools/tool.js";
@@ -40,6 +39,11 @@ export const viewRun = defineTool({
   async handler(args, ctx) {
     const row = await ctx.run(args.workflow, args.key);
     const readOnly = ctx.options.readOnly ?? false;
+    // The inspector's code is loaded by the first call (only a client that renders views has this tool).
+    const [{ InspectorApi }, { clip }] = await Promise.all([
+      import("../../inspector/api.js"),
+      import("../../inspector/shapes.js"),
+    ]);
     const api = new InspectorApi(ctx.engine, { readOnly, maxBodyBytes: 0 });
     const { workflow, key } = row;
     const history = await api.history(workflow, key);

@@ -25,10 +25,7 @@ export interface PostgresTarget {
   database: string;
 }
 
-/** True for a string Waymark treats as a PostgreSQL URL. */
-export function isPostgresUrl(value: string): boolean {
-  return /^postgres(ql)?:\/\//i.test(value);
-}
+export { isPostgresUrl } from "./url.js";
 
 const SCHEMA_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
