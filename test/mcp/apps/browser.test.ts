@@ -1,6 +1,6 @@
 // The MCP Apps views in real Chromium: `waymark demo` as a child process (HTTP on a free port), the test host
 // (src/mcp/apps/host.ts: a page built on the package's AppBridge, a real MCP client over HTTP), and the
-// views rendered in its sandboxed iframe. review_approvals draws the demo's waiting approval; Approve sends
+// views rendered in its sandboxed iframe (and, for waits on several queues, an in-process server of its own). review_approvals draws the demo's waiting approval; Approve sends
 // the message through the bridge and the card shows the run completed; get_run of the failed invoice draws
 // its diagnosis. The same against `waymark mcp --read-only` on the demo's database shows no buttons, and a
 // hostile run key renders as text. Screenshots go to test-artifacts/mcp-apps/. Steps wait for what the page
@@ -12,9 +12,13 @@ import os from "node:os";
 import path from "node:path";
 import type { Browser, FrameLocator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { Engine } from "../../../src/engine/engine.js";
 import { type AppsHost, startAppsHost } from "../../../src/mcp/apps/host.js";
+import { type HttpHandle, serveHttp } from "../../../src/mcp/http.js";
+import { createMcpServer } from "../../../src/mcp/server.js";
 import { launchBrowser } from "../../browser.js";
 import { ROOT, removeDemoWorkspace } from "../helpers.js";
+import { multiQueueRegistry, seedMultiQueue } from "./multi-queue.js";
 
 const ARTIFACTS = path.join(ROOT, "test-artifacts", "mcp-apps");
 const STEP_MS = 90_000;
@@ -23,6 +27,8 @@ const temp = fs.mkdtempSync(path.join(os.tmpdir(), "waymark-apps-browser-"));
 const db = path.join(temp, "demo.db");
 const children: Array<{ child: ChildProcess; exited: Promise<number | null> }> = [];
 const hosts: AppsHost[] = [];
+/** In-process servers (the multi-queue test's engine and its MCP over HTTP), closed last. */
+const closers: Array<() => Promise<unknown>> = [];
 let browser: Browser;
 
 /** Spawns `waymark <args>` and resolves the first match of `pattern` in what it prints. */
@@ -80,6 +86,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const host of hosts) await host.close().catch(() => {});
+  for (const close of closers.reverse()) await close().catch(() => {});
   await browser?.close();
   for (const { child, exited } of children) {
     if (child.exitCode === null) child.kill("SIGTERM");
@@ -234,6 +241,58 @@ describe("MCP Apps views through a real host page, on the demo", () => {
       expect(seen).toEqual({ color: "rgb(40, 20, 90)", font: "Georgia, serif", panel: "rgb(255, 248, 231)" });
       await shot(writable, "host-styles");
       await writable.selectOption("#styles", "none");
+    },
+    STEP_MS,
+  );
+
+  test(
+    "a run waiting on approve or reject is one card with a form per queue; Send to reject from the view completes it",
+    async () => {
+      const engine = (await multiQueueRegistry.start({
+        database: path.join(temp, "multi.db"),
+      })) as unknown as Engine;
+      closers.push(() => engine.close());
+      await seedMultiQueue(engine);
+      const http: HttpHandle = await serveHttp(() => createMcpServer(engine), { port: 0 });
+      closers.push(() => http.close());
+      const page = await openHost(http.url);
+      const frame = await callInHost(page, "review_approvals", {}, "800");
+      const card = frame.locator('.approval[data-run="expense/e-1"]');
+      await card.waitFor();
+      expect(await frame.locator('.approval[data-run="expense/e-1"]').count()).toBe(1);
+      expect(await card.locator(".wait-on").textContent()).toContain("approve or reject");
+      const approve = card.locator('form.message-form[data-queue="approve"]');
+      const reject = card.locator('form.message-form[data-queue="reject"]');
+      await approve.waitFor();
+      await reject.waitFor();
+      expect(await card.locator(".wait-queue h3").allTextContents()).toEqual(["On approve", "On reject"]);
+      // Each form is built from its own queue's schema.
+      expect(await reject.locator('input[data-field="reason"]').count()).toBe(1);
+      expect(await approve.locator('input[data-field="reason"]').count()).toBe(0);
+      // The batch says how many of its messages have come.
+      const batch = frame.locator('.approval[data-run="collect/c-1"]');
+      expect(await batch.locator(".wait-on").textContent()).toContain("1 of 3 arrived");
+      // The text answer names the one wait with both queues.
+      expect(await page.locator("#answer").textContent()).toContain(
+        'expense/e-1 waits in "decide" for a message on "approve" or "reject"',
+      );
+      await shot(page, "approvals-two-queues");
+      await reject.locator('input[data-field="by"]').fill("bob");
+      await reject.locator('input[data-field="reason"]').fill("duplicate");
+      await reject.getByRole("button", { name: "Send to reject" }).click();
+      await card.locator(".badge", { hasText: "completed" }).waitFor();
+      expect(await card.locator(".app-notice").textContent()).toContain("The run is completed.");
+      expect(await card.locator("form").count()).toBe(0);
+      // The message went on "reject" (the view sent it there, not to the wait's first queue).
+      const info = await (await engine.get("expense", "e-1")).info();
+      expect(info).toMatchObject({ status: "completed", output: "rejected 120 by bob: duplicate" });
+      await shot(page, "approvals-two-queues-rejected");
+      // One more item for the batch: it still lacks one, so the card counts it and keeps its form.
+      await batch.locator('input[data-field="name"]').fill("b");
+      await batch.getByRole("button", { name: "Send to items" }).click();
+      await batch.locator(".wait-on", { hasText: "2 of 3 arrived" }).waitFor();
+      expect(await batch.locator(".message-form").textContent()).toContain("2 of 3 arrived.");
+      expect(await batch.locator(".badge").textContent()).toBe("waiting");
     },
     STEP_MS,
   );

@@ -1,13 +1,16 @@
 // The MCP Apps surface through a real SDK client (in-memory pair): the views are offered only to a client that
 // announces the extension, each a self-contained page whose policy allows no load and no connection;
-// get_run, diagnose_run and review_approvals name them; review_approvals lists the waits with their schemas;
-// view_run is app-only and keeps to the answer budget; a read-only server's data says so.
+// get_run, diagnose_run and review_approvals name them; review_approvals lists the waits with their schemas
+// (a wait on two queues once, with a schema each; a batch with how many arrived); view_run is app-only and
+// keeps to the answer budget; a read-only server's data says so.
 
 import { RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import { afterEach, describe, expect, test } from "vitest";
+import type { Engine } from "../../../src/engine/engine.js";
 import { APPROVALS_VIEW_URI, RUN_VIEW_URI } from "../../../src/mcp/apps/uris.js";
 import { MAX_ANSWER_CHARS } from "../../../src/mcp/budget.js";
 import { Closer, call, connect, startEngine, tempDb, text, until } from "../helpers.js";
+import { multiQueueRegistry, seedMultiQueue } from "./multi-queue.js";
 
 const closer = new Closer();
 afterEach(() => closer.closeAll());
@@ -105,6 +108,35 @@ describe("MCP Apps views", () => {
     const ro = await call(await connect(closer, engine, { readOnly: true }), "review_approvals");
     expect(ro.structuredContent!.canAnswer).toBe(false);
     expect(ro.structuredContent!.nextActions.join(" ")).not.toMatch(/^send_message/);
+  });
+
+  test("review_approvals says a wait on two queues once, naming both with a schema each, and a batch's arrivals", async () => {
+    const engine = (await multiQueueRegistry.start({ database: tempDb(closer) })) as unknown as Engine;
+    closer.add(() => engine.close());
+    await seedMultiQueue(engine);
+    const client = await connect(closer, engine);
+    const r = await call(client, "review_approvals");
+    expect(r.isError).toBeFalsy();
+    const approvals = r.structuredContent!.approvals;
+    expect(approvals.map((a: { key: string }) => a.key).sort()).toEqual(["c-1", "e-1"]);
+    const e = approvals.find((a: { key: string }) => a.key === "e-1");
+    expect(e).toMatchObject({ entry: "decide", queue: "approve", batch: null });
+    expect(e.queues.map((q: { queue: string }) => q.queue)).toEqual(["approve", "reject"]);
+    expect(e.queues[0].messageSchema.required).toEqual(["by"]);
+    expect(e.queues[1].messageSchema.required).toEqual(["by", "reason"]);
+    const c = approvals.find((a: { key: string }) => a.key === "c-1");
+    expect(c).toMatchObject({ entry: "collect", queue: "items", batch: { count: 3, arrived: 1 } });
+    const said = text(r);
+    expect(said).toMatch(/^2 wait\(s\) for a decision/);
+    expect(said).toContain('expense/e-1 waits in "decide" for a message on "approve" or "reject"');
+    expect(said).toContain(
+      'collect/c-1 waits in "collect" for a batch of 3 messages on "items" (1 of 3 arrived)',
+    );
+    expect(said.match(/expense\/e-1 waits/g)).toHaveLength(1);
+    // Asked for one of its queues, the wait is still said whole: a message on either answers it.
+    const onReject = await call(client, "review_approvals", { queue: "reject" });
+    expect(onReject.structuredContent!.approvals).toHaveLength(1);
+    expect(onReject.structuredContent!.approvals[0].queues).toHaveLength(2);
   });
 
   test("view_run answers the inspector's shapes within the budget; read-only says so and allows nothing", async () => {
