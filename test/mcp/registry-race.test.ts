@@ -47,7 +47,9 @@ test("a client connecting while the registry module loads is not blamed on the m
   let connected = 0;
   // Poll with connections held open (a keep-alive client), until the server says it listens or exits.
   const sockets: net.Socket[] = [];
-  closer.add(() => sockets.forEach((s) => s.destroy()));
+  closer.add(() => {
+    for (const s of sockets) s.destroy();
+  });
   for (let i = 0; i < 400 && !/listening on|leaves/.test(stderr) && child.exitCode === null; i++) {
     await new Promise<void>((resolve) => {
       const s = net.connect(port, "127.0.0.1", () => {
