@@ -23,6 +23,8 @@ export interface Fresh {
   atVersion(version: number, rows: Record<string, Array<Record<string, unknown>>>): Promise<void>;
   /** Runs one SQL statement on the database directly (`{t}` stands for the schema's table prefix). */
   raw(statement: string): Promise<void>;
+  /** Reads rows with one SQL statement on the database directly (`{t}` as in `raw`). */
+  query(statement: string): Promise<Array<Record<string, unknown>>>;
 }
 
 export interface Backend {
@@ -73,6 +75,14 @@ export const sqlite: Backend = {
           db.close();
         }
       },
+      async query(statement) {
+        const db = new Database(path, { readonly: true });
+        try {
+          return db.prepare(statement.replaceAll("{t}", "")).all() as Array<Record<string, unknown>>;
+        } finally {
+          db.close();
+        }
+      },
     };
   },
 };
@@ -115,6 +125,9 @@ export const postgres: Backend = {
       },
       async raw(statement) {
         await sql(statement.replaceAll("{t}", `"${schema}".`));
+      },
+      async query(statement) {
+        return sql(statement.replaceAll("{t}", `"${schema}".`));
       },
     };
   },

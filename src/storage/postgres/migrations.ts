@@ -9,6 +9,60 @@ import { ENTRY_COLUMNS } from "./sql.js";
 // Columns mirror the SQLite schema: JSON as TEXT (the store never parses it), times as BIGINT milliseconds
 // from the engine's clock (no SQL defaults, no now()).
 
+/** A day of failures in failure_counts: coalesce(finished_at, updated_at) / DAY_MS. */
+export const FAILURE_DAY_MS = 86_400_000;
+
+const failing = (r: string) => `${r}.failure_signature IS NOT NULL AND ${r}.status IN ('failed', 'retrying')`;
+const failureDay = (r: string) => `coalesce(${r}.finished_at, ${r}.updated_at) / ${FAILURE_DAY_MS}`;
+
+function failureCountsPostgres(s: string): string {
+  const bucket = `day = ${failureDay("OLD")} AND signature = OLD.failure_signature AND workflow = OLD.workflow`;
+  return `
+  CREATE TABLE ${s}.failure_counts (
+    day BIGINT NOT NULL,
+    signature TEXT NOT NULL,
+    workflow TEXT NOT NULL,
+    runs INTEGER NOT NULL,
+    retrying INTEGER NOT NULL,
+    PRIMARY KEY (day, signature, workflow)
+  );
+  CREATE INDEX runs_failure_at ON ${s}.runs (failure_signature, workflow, (coalesce(finished_at, updated_at)), status)
+    WHERE failure_signature IS NOT NULL AND status IN ('failed', 'retrying');
+  CREATE FUNCTION ${s}.failure_counts_track() RETURNS trigger LANGUAGE plpgsql AS $fc$
+  BEGIN
+    IF TG_OP <> 'INSERT' THEN
+      IF ${failing("OLD")} THEN
+        UPDATE ${s}.failure_counts SET runs = runs - 1, retrying = retrying - (OLD.status = 'retrying')::int
+          WHERE ${bucket};
+        DELETE FROM ${s}.failure_counts WHERE ${bucket} AND runs <= 0;
+      END IF;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+      IF ${failing("NEW")} THEN
+        INSERT INTO ${s}.failure_counts AS c (day, signature, workflow, runs, retrying)
+          VALUES (${failureDay("NEW")}, NEW.failure_signature, NEW.workflow, 1, (NEW.status = 'retrying')::int)
+          ON CONFLICT (day, signature, workflow)
+          DO UPDATE SET runs = c.runs + 1, retrying = c.retrying + excluded.retrying;
+      END IF;
+    END IF;
+    RETURN NULL;
+  END
+  $fc$;
+  CREATE TRIGGER failure_counts_insert AFTER INSERT ON ${s}.runs
+    FOR EACH ROW WHEN (${failing("NEW")}) EXECUTE FUNCTION ${s}.failure_counts_track();
+  CREATE TRIGGER failure_counts_update AFTER UPDATE ON ${s}.runs
+    FOR EACH ROW WHEN ((${failing("OLD")} OR ${failing("NEW")}) AND NOT (
+      OLD.failure_signature IS NOT DISTINCT FROM NEW.failure_signature AND OLD.workflow = NEW.workflow
+      AND OLD.status = NEW.status AND ${failureDay("OLD")} = ${failureDay("NEW")}))
+    EXECUTE FUNCTION ${s}.failure_counts_track();
+  CREATE TRIGGER failure_counts_delete AFTER DELETE ON ${s}.runs
+    FOR EACH ROW WHEN (${failing("OLD")}) EXECUTE FUNCTION ${s}.failure_counts_track();
+  INSERT INTO ${s}.failure_counts (day, signature, workflow, runs, retrying)
+    SELECT ${failureDay("r")}, r.failure_signature, r.workflow, count(*), count(*) FILTER (WHERE r.status = 'retrying')
+    FROM ${s}.runs r WHERE ${failing("r")} GROUP BY 1, 2, 3;
+  `;
+}
+
 export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   (s) => `
   CREATE TABLE ${s}.runs (
@@ -212,6 +266,10 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   );
   CREATE INDEX run_tags_find ON ${s}.run_tags (name, value, run_created_at, run_id);
   `,
+  // 12: failure counts (list_failures at any scale): failing runs counted by day of failure, signature and
+  // workflow, kept by a trigger in the transaction of every write that makes a run fail or stop failing; the
+  // index finds a group's first and last failure and counts the part of a day a window starts in.
+  (s) => failureCountsPostgres(s),
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

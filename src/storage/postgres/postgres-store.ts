@@ -47,7 +47,7 @@ import { ChangeListener } from "./listener.js";
 import * as plans from "./plans.js";
 import { countExpired, nextToExpire, pruneRuns, pruneStatements } from "./prune.js";
 import { statements } from "./queries.js";
-import { failureGroupsQuery, runsQuery } from "./run-queries.js";
+import { failureCountsQuery, failureGroupsQuery, runsQuery } from "./run-queries.js";
 import {
   advanceSchedule,
   listSchedules,
@@ -334,8 +334,14 @@ export class PostgresStore implements Store {
   }
 
   async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {
+    const counted = failureCountsQuery(this.t, q);
     const { count, groups, args } = failureGroupsQuery(this.t, q);
     try {
+      if (counted) {
+        const rows = (await this.pool.query<FailureGroupRow & { total: number }>(counted.sql, counted.args))
+          .rows;
+        return { total: rows[0]?.total ?? 0, groups: rows.map(({ total: _, ...g }) => g) };
+      }
       const total = (await this.pool.query<{ n: number }>(count, args)).rows[0]!.n;
       return { total, groups: (await this.pool.query<FailureGroupRow>(groups, [...args, q.limit])).rows };
     } catch (err) {

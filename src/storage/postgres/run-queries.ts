@@ -1,5 +1,6 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
+import { FAILURE_DAY_MS } from "./migrations.js";
 import type { FailureGroupQuery, RunQuery } from "../store.js";
 import { pgText, runColumns, type Tables } from "./sql.js";
 
@@ -87,6 +88,47 @@ export function failureGroupsQuery(
           LIMIT $${args.length + 1}`,
     args,
   };
+}
+
+/**
+ * The failure groups read from failure_counts (migration 12) instead of the runs: the days after the one `since`
+ * falls in are summed from the counts; that day's failures at or after `since`, and each group's first and
+ * last failure, are read from the runs_failure_at index (a range and two probes per group). The answer is the
+ * grouped query's; null when the counts cannot answer (a tag filter, a window before 1970).
+ */
+export function failureCountsQuery(t: Tables, q: FailureGroupQuery): { sql: string; args: unknown[] } | null {
+  if ((q.tags && Object.keys(q.tags).length > 0) || q.since < 0) return null;
+  const d0 = Math.floor(q.since / FAILURE_DAY_MS);
+  // $1 since, $2 the day it falls in, $3 the end of that day, $4 limit.
+  const args: unknown[] = [q.since, d0, (d0 + 1) * FAILURE_DAY_MS, q.limit];
+  const where = ["day >= $2"];
+  if (q.workflow !== undefined) {
+    args.push(q.workflow);
+    where.push(`workflow = $${args.length}`);
+  }
+  if (q.signature !== undefined) {
+    args.push(q.signature);
+    where.push(`signature = $${args.length}`);
+  }
+  const at = "coalesce(r.finished_at, r.updated_at)";
+  const group = `FROM ${t.runs} r WHERE r.failure_signature = g.signature AND r.workflow = g.workflow
+        AND r.failure_signature IS NOT NULL AND r.status IN ('failed', 'retrying')`;
+  const sql = `WITH g AS (
+      SELECT signature, workflow, coalesce(sum(runs) FILTER (WHERE day > $2), 0)::int AS later,
+        coalesce(sum(retrying) FILTER (WHERE day > $2), 0)::int AS "laterRetrying"
+      FROM ${t.failureCounts} WHERE ${where.join(" AND ")} GROUP BY signature, workflow
+    ), c AS (
+      SELECT g.signature, g.workflow, g.later + d.n AS count, g."laterRetrying" + d.retrying AS retrying,
+        f.at AS "firstAt", l.at AS "lastAt"
+      FROM g
+      CROSS JOIN LATERAL (SELECT count(*)::int AS n, (count(*) FILTER (WHERE r.status = 'retrying'))::int AS retrying
+        ${group} AND ${at} >= $1 AND ${at} < $3) d
+      CROSS JOIN LATERAL (SELECT ${at} AS at ${group} AND ${at} >= $1 ORDER BY ${at} LIMIT 1) f
+      CROSS JOIN LATERAL (SELECT ${at} AS at ${group} ORDER BY ${at} DESC LIMIT 1) l
+    )
+    SELECT signature, workflow, count, retrying, "firstAt", "lastAt", (sum(count) OVER ())::int AS total
+    FROM c WHERE count > 0 ORDER BY count DESC, "lastAt" DESC, signature, workflow LIMIT $4`;
+  return { sql, args };
 }
 
 /** The latest completed run of a workflow version other than run $3 (index runs_completed: one probe). */

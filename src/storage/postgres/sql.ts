@@ -12,6 +12,7 @@ export interface Tables {
   plans: string;
   planRuns: string;
   runTags: string;
+  failureCounts: string;
   /** Sequence names as SQL string literals (for nextval). */
   messagesSeq: string;
   requestsSeq: string;
@@ -33,6 +34,7 @@ export function tables(schema: string): Tables {
     plans: `${schema}.bulk_plans`,
     planRuns: `${schema}.bulk_plan_runs`,
     runTags: `${schema}.run_tags`,
+    failureCounts: `${schema}.failure_counts`,
     messagesSeq: `'${schema}.messages_id_seq'`,
     requestsSeq: `'${schema}.requests_id_seq'`,
     rejectionsSeq: `'${schema}.rejections_id_seq'`,

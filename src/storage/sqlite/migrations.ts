@@ -4,6 +4,47 @@ import { storedSignature } from "../../failure-signature.js";
 import type { EntryRow } from "../store.js";
 import { ENTRY_COLUMNS } from "./statements.js";
 
+/** A day of failures in failure_counts: coalesce(finished_at, updated_at) / DAY_MS. */
+export const FAILURE_DAY_MS = 86_400_000;
+
+/** A run counted in failure_counts: `r` is new or old in a trigger, runs in a query. */
+const failing = (r: string) => `${r}.failure_signature IS NOT NULL AND ${r}.status IN ('failed', 'retrying')`;
+const failureDay = (r: string) => `coalesce(${r}.finished_at, ${r}.updated_at) / ${FAILURE_DAY_MS}`;
+/** The old and new row count in the same bucket and the same way (most updates of a failing run). */
+const sameBucket = `old.failure_signature IS new.failure_signature AND old.workflow = new.workflow
+    AND old.status = new.status AND ${failureDay("old")} = ${failureDay("new")}`;
+const countIn = (r: string) => `INSERT INTO failure_counts (day, signature, workflow, runs, retrying)
+      VALUES (${failureDay(r)}, ${r}.failure_signature, ${r}.workflow, 1, ${r}.status = 'retrying')
+      ON CONFLICT (day, signature, workflow) DO UPDATE SET runs = runs + 1, retrying = retrying + excluded.retrying;`;
+const countOut = (r: string) => {
+  const bucket = `day = ${failureDay(r)} AND signature = ${r}.failure_signature AND workflow = ${r}.workflow`;
+  return `UPDATE failure_counts SET runs = runs - 1, retrying = retrying - (${r}.status = 'retrying') WHERE ${bucket};
+      DELETE FROM failure_counts WHERE ${bucket} AND runs <= 0;`;
+};
+
+const FAILURE_COUNTS_SQLITE = `
+  CREATE TABLE failure_counts (
+    day INTEGER NOT NULL,
+    signature TEXT NOT NULL,
+    workflow TEXT NOT NULL,
+    runs INTEGER NOT NULL,
+    retrying INTEGER NOT NULL,
+    PRIMARY KEY (day, signature, workflow)
+  ) WITHOUT ROWID;
+  CREATE INDEX runs_failure_at ON runs (failure_signature, workflow, coalesce(finished_at, updated_at), status)
+    WHERE failure_signature IS NOT NULL AND status IN ('failed', 'retrying');
+  CREATE TRIGGER failure_counts_insert AFTER INSERT ON runs WHEN ${failing("new")}
+    BEGIN ${countIn("new")} END;
+  CREATE TRIGGER failure_counts_leave AFTER UPDATE ON runs WHEN ${failing("old")} AND NOT (${sameBucket})
+    BEGIN ${countOut("old")} END;
+  CREATE TRIGGER failure_counts_enter AFTER UPDATE ON runs WHEN ${failing("new")} AND NOT (${sameBucket})
+    BEGIN ${countIn("new")} END;
+  CREATE TRIGGER failure_counts_delete AFTER DELETE ON runs WHEN ${failing("old")}
+    BEGIN ${countOut("old")} END;
+  INSERT INTO failure_counts (day, signature, workflow, runs, retrying)
+    SELECT ${failureDay("runs")}, failure_signature, workflow, count(*), sum(status = 'retrying')
+    FROM runs WHERE ${failing("runs")} GROUP BY 1, 2, 3;`;
+
 // Ordered schema migrations; `PRAGMA user_version` records how many have been applied.
 // Append only: never edit a migration that has shipped.
 
@@ -207,6 +248,12 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, name)
   ) WITHOUT ROWID;
   CREATE INDEX run_tags_find ON run_tags (name, value, run_created_at, run_id);
+  `,
+  // 12: failure counts (list_failures at any scale): failing runs counted by day of failure, signature and
+  // workflow, kept by triggers in the transaction of every write that makes a run fail or stop failing; the
+  // index finds a group's first and last failure and counts the part of a day a window starts in.
+  `
+  ${FAILURE_COUNTS_SQLITE}
   `,
 ];
 

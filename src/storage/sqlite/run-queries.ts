@@ -1,6 +1,7 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
 import type { FailureGroupQuery, RunQuery } from "../store.js";
+import { FAILURE_DAY_MS } from "./migrations.js";
 import { RUN_COLUMNS } from "./statements.js";
 
 /**
@@ -121,4 +122,45 @@ export function failureGroupsQuery(q: FailureGroupQuery): { count: string; group
         ${from} GROUP BY failure_signature, workflow ORDER BY count DESC, lastAt DESC LIMIT ?`,
     args,
   };
+}
+
+/**
+ * The failure groups read from failure_counts (migration 12) instead of the runs: the days after the one `since`
+ * falls in are summed from the counts; that day's failures at or after `since`, and each group's first and
+ * last failure, are read from the runs_failure_at index (a range and two probes per group). The answer is the
+ * grouped query's; null when the counts cannot answer (a tag filter, a window before 1970).
+ */
+export function failureCountsQuery(q: FailureGroupQuery): { sql: string; args: unknown[] } | null {
+  if ((q.tags && Object.keys(q.tags).length > 0) || q.since < 0) return null;
+  const d0 = Math.floor(q.since / FAILURE_DAY_MS);
+  const where = ["day >= ?"];
+  const args: unknown[] = [d0, d0, d0];
+  if (q.workflow !== undefined) {
+    where.push("workflow = ?");
+    args.push(q.workflow);
+  }
+  if (q.signature !== undefined) {
+    where.push("signature = ?");
+    args.push(q.signature);
+  }
+  const at = "coalesce(finished_at, updated_at)";
+  const group = `FROM runs WHERE failure_signature = g.signature AND workflow = g.workflow
+        AND failure_signature IS NOT NULL AND status IN ('failed', 'retrying')`;
+  const firstDay = `${group} AND ${at} >= ? AND ${at} < ?`;
+  args.push(q.since, (d0 + 1) * FAILURE_DAY_MS, q.since, (d0 + 1) * FAILURE_DAY_MS, q.since, q.limit);
+  const sql = `WITH g AS (
+      SELECT signature, workflow, sum(CASE WHEN day > ? THEN runs ELSE 0 END) AS later,
+        sum(CASE WHEN day > ? THEN retrying ELSE 0 END) AS laterRetrying
+      FROM failure_counts WHERE ${where.join(" AND ")} GROUP BY signature, workflow
+    ), c AS (
+      SELECT g.signature, g.workflow,
+        g.later + (SELECT count(*) ${firstDay}) AS count,
+        g.laterRetrying + (SELECT count(*) ${firstDay} AND status = 'retrying') AS retrying,
+        (SELECT min(${at}) ${group} AND ${at} >= ?) AS firstAt,
+        (SELECT max(${at}) ${group}) AS lastAt
+      FROM g
+    )
+    SELECT signature, workflow, count, retrying, firstAt, lastAt, sum(count) OVER () AS total
+    FROM c WHERE count > 0 ORDER BY count DESC, lastAt DESC, signature, workflow LIMIT ?`;
+  return { sql, args };
 }

@@ -44,7 +44,7 @@ import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
 import { SqlitePlans } from "./plans.js";
 import { SqlitePruner } from "./prune.js";
-import { failureGroupsQuery, runsQuery } from "./run-queries.js";
+import { failureCountsQuery, failureGroupsQuery, runsQuery } from "./run-queries.js";
 import { SqliteSchedules } from "./schedules.js";
 import { type DueRun, needsSlot, SqliteSlots } from "./slots.js";
 import { entryFromArray, numbered, prepareStatements, type Statements } from "./statements.js";
@@ -290,6 +290,13 @@ export class SqliteStore implements Store {
   }
 
   async failureGroups(q: FailureGroupQuery): Promise<{ total: number; groups: FailureGroupRow[] }> {
+    const counted = failureCountsQuery(q);
+    if (counted) {
+      const rows = this.db.prepare(counted.sql).all(...counted.args) as Array<
+        FailureGroupRow & { total: number }
+      >;
+      return { total: rows[0]?.total ?? 0, groups: rows.map(({ total: _, ...g }) => g) };
+    }
     const { count, groups, args } = failureGroupsQuery(q);
     const total = this.db
       .prepare(count)
