@@ -28,6 +28,8 @@ function failureCountsPostgres(s: string): string {
   );
   CREATE INDEX runs_failure_at ON ${s}.runs (failure_signature, workflow, (coalesce(finished_at, updated_at)), status)
     WHERE failure_signature IS NOT NULL AND status IN ('failed', 'retrying');
+  CREATE INDEX runs_failure_created ON ${s}.runs (failure_signature, workflow, created_at, id)
+    WHERE failure_signature IS NOT NULL AND status IN ('failed', 'retrying');
   CREATE FUNCTION ${s}.failure_counts_track() RETURNS trigger LANGUAGE plpgsql AS $fc$
   BEGIN
     IF TG_OP <> 'INSERT' THEN
@@ -267,8 +269,9 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   CREATE INDEX run_tags_find ON ${s}.run_tags (name, value, run_created_at, run_id);
   `,
   // 12: failure counts (list_failures at any scale): failing runs counted by day of failure, signature and
-  // workflow, kept by a trigger in the transaction of every write that makes a run fail or stop failing; the
-  // index finds a group's first and last failure and counts the part of a day a window starts in.
+  // workflow, kept by a trigger in the transaction of every write that makes a run fail or stop failing; one
+  // index finds a group's first and last failure and counts the part of a day a window starts in, the other
+  // reads a group's newest runs (list_failures' keys, replay_runs by signature) without scanning its workflow.
   (s) => failureCountsPostgres(s),
 ];
 

@@ -1,7 +1,7 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
-import { FAILURE_DAY_MS } from "./migrations.js";
 import type { FailureGroupQuery, RunQuery } from "../store.js";
+import { FAILURE_DAY_MS } from "./migrations.js";
 import { pgText, runColumns, type Tables } from "./sql.js";
 
 /**
@@ -110,6 +110,8 @@ export function failureCountsQuery(t: Tables, q: FailureGroupQuery): { sql: stri
     args.push(q.signature);
     where.push(`signature = $${args.length}`);
   }
+  // Every read of the runs bounds the failure time (the latest failure too: a group counted has one at or
+  // after since), so the planner takes runs_failure_at rather than the group's rows in runs_failure_created.
   const at = "coalesce(r.finished_at, r.updated_at)";
   const group = `FROM ${t.runs} r WHERE r.failure_signature = g.signature AND r.workflow = g.workflow
         AND r.failure_signature IS NOT NULL AND r.status IN ('failed', 'retrying')`;
@@ -124,7 +126,7 @@ export function failureCountsQuery(t: Tables, q: FailureGroupQuery): { sql: stri
       CROSS JOIN LATERAL (SELECT count(*)::int AS n, (count(*) FILTER (WHERE r.status = 'retrying'))::int AS retrying
         ${group} AND ${at} >= $1 AND ${at} < $3) d
       CROSS JOIN LATERAL (SELECT ${at} AS at ${group} AND ${at} >= $1 ORDER BY ${at} LIMIT 1) f
-      CROSS JOIN LATERAL (SELECT ${at} AS at ${group} ORDER BY ${at} DESC LIMIT 1) l
+      CROSS JOIN LATERAL (SELECT ${at} AS at ${group} AND ${at} >= $1 ORDER BY ${at} DESC LIMIT 1) l
     )
     SELECT signature, workflow, count, retrying, "firstAt", "lastAt", (sum(count) OVER ())::int AS total
     FROM c WHERE count > 0 ORDER BY count DESC, "lastAt" DESC, signature, workflow LIMIT $4`;

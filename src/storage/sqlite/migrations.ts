@@ -33,6 +33,8 @@ const FAILURE_COUNTS_SQLITE = `
   ) WITHOUT ROWID;
   CREATE INDEX runs_failure_at ON runs (failure_signature, workflow, coalesce(finished_at, updated_at), status)
     WHERE failure_signature IS NOT NULL AND status IN ('failed', 'retrying');
+  CREATE INDEX runs_failure_created ON runs (failure_signature, workflow, created_at, id)
+    WHERE failure_signature IS NOT NULL AND status IN ('failed', 'retrying');
   CREATE TRIGGER failure_counts_insert AFTER INSERT ON runs WHEN ${failing("new")}
     BEGIN ${countIn("new")} END;
   CREATE TRIGGER failure_counts_leave AFTER UPDATE ON runs WHEN ${failing("old")} AND NOT (${sameBucket})
@@ -250,8 +252,9 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX run_tags_find ON run_tags (name, value, run_created_at, run_id);
   `,
   // 12: failure counts (list_failures at any scale): failing runs counted by day of failure, signature and
-  // workflow, kept by triggers in the transaction of every write that makes a run fail or stop failing; the
-  // index finds a group's first and last failure and counts the part of a day a window starts in.
+  // workflow, kept by triggers in the transaction of every write that makes a run fail or stop failing; one
+  // index finds a group's first and last failure and counts the part of a day a window starts in, the other
+  // reads a group's newest runs (list_failures' keys, replay_runs by signature) without scanning its workflow.
   `
   ${FAILURE_COUNTS_SQLITE}
   `,

@@ -143,21 +143,24 @@ export function failureCountsQuery(q: FailureGroupQuery): { sql: string; args: u
     where.push("signature = ?");
     args.push(q.signature);
   }
+  // Every read of the runs bounds the failure time (the latest failure too: a group counted has one at or
+  // after since), so each is a range of runs_failure_at, not the group's rows in runs_failure_created.
   const at = "coalesce(finished_at, updated_at)";
   const group = `FROM runs WHERE failure_signature = g.signature AND workflow = g.workflow
         AND failure_signature IS NOT NULL AND status IN ('failed', 'retrying')`;
   const firstDay = `${group} AND ${at} >= ? AND ${at} < ?`;
-  args.push(q.since, (d0 + 1) * FAILURE_DAY_MS, q.since, (d0 + 1) * FAILURE_DAY_MS, q.since, q.limit);
+  const end = (d0 + 1) * FAILURE_DAY_MS;
+  args.push(q.since, end, q.since, end, q.since, q.since, q.limit);
   const sql = `WITH g AS (
       SELECT signature, workflow, sum(CASE WHEN day > ? THEN runs ELSE 0 END) AS later,
         sum(CASE WHEN day > ? THEN retrying ELSE 0 END) AS laterRetrying
       FROM failure_counts WHERE ${where.join(" AND ")} GROUP BY signature, workflow
-    ), c AS (
+    ), c AS MATERIALIZED (
       SELECT g.signature, g.workflow,
         g.later + (SELECT count(*) ${firstDay}) AS count,
         g.laterRetrying + (SELECT count(*) ${firstDay} AND status = 'retrying') AS retrying,
         (SELECT min(${at}) ${group} AND ${at} >= ?) AS firstAt,
-        (SELECT max(${at}) ${group}) AS lastAt
+        (SELECT max(${at}) ${group} AND ${at} >= ?) AS lastAt
       FROM g
     )
     SELECT signature, workflow, count, retrying, firstAt, lastAt, sum(count) OVER () AS total
