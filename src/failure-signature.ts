@@ -153,10 +153,14 @@ function parse<T>(json: string | null): T | undefined {
   }
 }
 
-/** An entry row as a failure key reads it. */
+/**
+ * An entry row as a failure key reads it. A completed entry's error and attempts are never part of a key
+ * (keys come from failed and retrying entries), and a completed step loaded for replay holds neither.
+ */
 function failedEntry(row: EntryRow): FailedEntry {
-  const error = parse<RecordedError>(row.error);
-  const attempts = parse<Array<{ error?: RecordedError }>>(row.attempts);
+  const done = row.status === "completed";
+  const error = done ? undefined : parse<RecordedError>(row.error);
+  const attempts = done ? undefined : parse<Array<{ error?: RecordedError }>>(row.attempts);
   return {
     id: row.seq,
     path: row.scope === "" ? row.name : `${row.scope}/${row.name}`,

@@ -207,12 +207,16 @@ export class RunExecution {
     kind: K,
   ): { ordinal: number; recorded: EntryOf<K> | undefined } {
     this.check(scope);
-    const problem = nameProblem(name);
-    if (problem) throw new InvalidNameError(kind, name, problem);
+    const ordinal = scope.next;
+    const recorded = scope.entries[ordinal];
+    // A name equal to the one recorded here passed this check when it was recorded.
+    if (recorded?.name !== name) {
+      const problem = nameProblem(name);
+      if (problem) throw new InvalidNameError(kind, name, problem);
+    }
     if (scope.names.has(name)) throw new DuplicateEntryError(this.label, entryPath(scope.path, name), kind);
     scope.names.add(name);
-    const ordinal = scope.next++;
-    const recorded = scope.entries[ordinal];
+    scope.next++;
     if (recorded && (recorded.name !== name || recorded.kind !== kind)) {
       this.diverge(scope, ordinal, recorded, { kind, name });
     }

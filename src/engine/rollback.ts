@@ -40,15 +40,20 @@ interface Target {
 
 export class Rollbacks {
   private readonly handlers = new Map<number, Registered>();
-  private order = 0;
+  /** The latest place in the order recorded so far; read from history when a step first takes the next. */
+  private order: number | null = null;
   private scope: Scope | null = null;
 
-  constructor(private readonly exec: RunExecution) {
-    for (const e of exec.history.all()) {
-      if (e.kind !== "step") continue;
+  constructor(private readonly exec: RunExecution) {}
+
+  private lastOrder(): number {
+    let last = 0;
+    for (const e of this.exec.history.all()) {
+      if (e.kind !== "step" || e.detail === null) continue;
       const order = detailOf(e)?.rollback?.order;
-      if (order !== undefined && order > this.order) this.order = order;
+      if (order !== undefined && order > last) last = order;
     }
+    return last;
   }
 
   /** A completed step with a handler was replayed: its handler is known again (if it was recorded with one). */
@@ -58,7 +63,8 @@ export class Rollbacks {
 
   /** A step with a handler completes now: it takes the next place in the order (recorded with it). */
   completed(row: EntryOf<"step">, handler: RollbackHandler<any>, options: StepOptions | undefined): void {
-    setDetail(row, { ...(detailOf(row) ?? {}), rollback: { order: ++this.order } });
+    this.order = (this.order ?? this.lastOrder()) + 1;
+    setDetail(row, { ...(detailOf(row) ?? {}), rollback: { order: this.order } });
     this.handlers.set(row.seq, { handler, options });
   }
 

@@ -115,13 +115,39 @@ function recordedFailure(exec: RunExecution, row: EntryOf<"step">): StepFailedEr
   );
 }
 
-export async function runStep<T>(
+/**
+ * ctx.step. A recorded completed step (most of a replay) resolves here without an async frame of its own;
+ * everything else goes on in liveStep. Either way a throw comes back as a rejected promise.
+ */
+export function runStep<T>(
   exec: RunExecution,
   scope: Scope,
   name: string,
   fn: (step: StepContext) => Promise<T> | T,
   options: StepOptions | undefined,
 ): Promise<T> {
+  let slot: { ordinal: number; recorded: EntryOf<"step"> | undefined };
+  try {
+    slot = claimStep(exec, scope, name, fn, options);
+    const recorded = slot.recorded;
+    if (recorded?.status === "completed") {
+      if (options?.rollback) exec.rollbacks.replayed(recorded, options.rollback, options);
+      return Promise.resolve((recorded.output === null ? undefined : JSON.parse(recorded.output)) as T);
+    }
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return liveStep(exec, scope, name, fn, options, slot.ordinal, slot.recorded);
+}
+
+/** A step call's checks, then its place in history (and what is recorded there). */
+function claimStep<T>(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  fn: (step: StepContext) => Promise<T> | T,
+  options: StepOptions | undefined,
+): { ordinal: number; recorded: EntryOf<"step"> | undefined } {
   if (typeof fn !== "function") {
     throw new InvalidInputError(`ctx.step("${name}", fn) needs a function as its second argument.`);
   }
@@ -134,13 +160,22 @@ export async function runStep<T>(
       );
     if (!scope.armed) throw new RollbackNotArmedError(exec.label, entryPath(scope.path, name));
   }
-  const { ordinal, recorded } = exec.slot(scope, name, "step");
-  if (recorded?.status === "completed") {
-    if (undo) exec.rollbacks.replayed(recorded, undo, options);
-    return (recorded.output === null ? undefined : JSON.parse(recorded.output)) as T;
-  }
+  return exec.slot(scope, name, "step");
+}
+
+/** A step not recorded completed: a recorded failure thrown again, or attempts run (and recorded). */
+async function liveStep<T>(
+  exec: RunExecution,
+  scope: Scope,
+  name: string,
+  fn: (step: StepContext) => Promise<T> | T,
+  options: StepOptions | undefined,
+  ordinal: number,
+  recorded: EntryOf<"step"> | undefined,
+): Promise<T> {
   if (recorded?.status === "failed") throw recordedFailure(exec, recorded);
   if (exec.holding) return exec.frontier();
+  const undo = options?.rollback;
 
   const path = entryPath(scope.path, name);
   const policy = policyOf(options, path);

@@ -17,6 +17,14 @@ import type {
   Store,
   WriteBatch,
 } from "../storage/store.js";
+import { isReplayEntry } from "../storage/store.js";
+
+/** A completed step loaded for replay lacks columns, so writing it back would blank them: an engine bug. */
+function partialWrite(row: EntryRow): Error {
+  return new Error(
+    `internal: entry ${row.seq} ("${row.name}") of run ${row.runId} was loaded for replay without all its columns and cannot be written back; read it whole with Store.getEntry first.`,
+  );
+}
 
 interface Deferred<T> {
   resolve(value: T): void;
@@ -134,6 +142,7 @@ export class WriteQueue {
 
   /** Writes an entry row (full row; replaces an earlier write of the same entry this turn). */
   entry(row: EntryRow, owner: string): void {
+    if (isReplayEntry(row)) throw partialWrite(row);
     this.markers.delete(row);
     this.pending.entries.add(row);
     this.pending.owned.set(row.runId, owner);
@@ -146,6 +155,7 @@ export class WriteQueue {
    * Best effort by design: a marker shows an attempt that a crash interrupted.
    */
   marker(row: EntryRow, owner: string, prepare?: () => void): void {
+    if (isReplayEntry(row)) throw partialWrite(row);
     if (this.pending.entries.has(row)) return;
     this.markers.set(row, { owner, status: row.status, aged: false, prepare });
     this.schedule();

@@ -99,6 +99,104 @@ export interface EntryRow {
   stateDiff: string | null;
 }
 
+/** The columns a completed step is loaded without for replay (LoadedRun): read them with Store.getEntry. */
+export const UNLOADED_FIELDS = ["startedAt", "endedAt", "input", "error", "attempts"] as const;
+
+/**
+ * A completed step as loaded for replay: what replay reads (name, kind, status, output, detail, state
+ * seq and diff), without its times, input, error and attempts. Reading or setting one of those throws
+ * (an engine bug: nothing rewrites a completed step it loaded), so no caller mistakes "not loaded" for
+ * "none"; Store.getEntry returns the whole row. The prototype holds the throwing accessors: one shared
+ * shape, no per-entry cost.
+ */
+export class ReplayEntry {
+  constructor(
+    public runId: number,
+    public seq: number,
+    public scope: string,
+    public ordinal: number,
+    public name: string,
+    public kind: string,
+    public status: string,
+    public output: string | null,
+    public detail: string | null,
+    public stateSeq: number | null,
+    public stateDiff: string | null,
+  ) {}
+}
+for (const field of UNLOADED_FIELDS) {
+  const fail = function (this: ReplayEntry): never {
+    throw new Error(
+      `internal: entry ${this.seq} ("${this.name}") was loaded for replay without its ${field}; read it with Store.getEntry.`,
+    );
+  };
+  Object.defineProperty(ReplayEntry.prototype, field, { get: fail, set: fail, enumerable: false });
+}
+
+/** True for an entry loaded without its times, input, error and attempts (see ReplayEntry). */
+export function isReplayEntry(row: object): boolean {
+  return row instanceof ReplayEntry;
+}
+
+/**
+ * One row of a run's history as loadRuns answers it, from the replay columns plus `rest`: null for a
+ * completed step (a ReplayEntry), else the JSON array [startedAt, endedAt, input, error, attempts].
+ */
+export function loadedEntry(
+  runId: number,
+  seq: number,
+  scope: string,
+  ordinal: number,
+  name: string,
+  kind: string,
+  status: string,
+  output: string | null,
+  detail: string | null,
+  stateSeq: number | null,
+  stateDiff: string | null,
+  rest: string | null,
+): EntryRow {
+  if (rest === null)
+    return new ReplayEntry(
+      runId,
+      seq,
+      scope,
+      ordinal,
+      name,
+      kind,
+      status,
+      output,
+      detail,
+      stateSeq,
+      stateDiff,
+    ) as unknown as EntryRow;
+  const [startedAt, endedAt, input, error, attempts] = JSON.parse(rest) as [
+    number | null,
+    number | null,
+    string | null,
+    string | null,
+    string | null,
+  ];
+  return {
+    runId,
+    seq,
+    scope,
+    ordinal,
+    name,
+    kind,
+    status,
+    startedAt,
+    endedAt,
+    input,
+    output,
+    error,
+    attempts,
+    detail,
+    stateSeq,
+    stateDiff,
+  };
+}
+
 export interface MessageRow {
   id: number;
   runId: number;
@@ -147,6 +245,10 @@ export type ClaimedRun = RunRow & { takenFrom: string | null };
 
 export interface LoadedRun {
   run: RunRow;
+  /**
+   * The run's entries in seq order, for replay: a completed step is a ReplayEntry (no times, input, error
+   * or attempts; Store.getEntry has them), every other entry the whole row.
+   */
   entries: EntryRow[];
   /** Unconsumed messages, oldest first. */
   messages: MessageRow[];

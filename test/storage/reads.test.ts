@@ -4,10 +4,16 @@
 
 import { describe, expect, it } from "vitest";
 import { StorageError } from "../../src/errors.js";
-import type { RunRow } from "../../src/storage/store.js";
+import { type EntryRow, isReplayEntry, type RunRow } from "../../src/storage/store.js";
 import { until } from "../helpers.js";
 import { BACKENDS, batch } from "./backends.js";
 import { createRun, entry, send, T0 } from "./fixtures.js";
+
+/** What replay reads of an entry (all a completed step is loaded with). */
+function replayFields(e: EntryRow) {
+  const { runId, seq, scope, ordinal, name, kind, status, output, detail, stateSeq, stateDiff } = e;
+  return { runId, seq, scope, ordinal, name, kind, status, output, detail, stateSeq, stateDiff };
+}
 
 describe.each(BACKENDS)("$name store: reads", (backend) => {
   it("lists runs newest first with filters and a keyset cursor", async () => {
@@ -234,10 +240,66 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
     expect(loaded.map((l) => l.run.key)).toEqual(["b", "a"]);
     expect(loaded[1]!.run).toEqual(await store.getRun(a.id));
     expect(loaded[1]!.entries.map((e) => e.seq)).toEqual([1, 2]);
-    expect(loaded[1]!.entries[0]).toEqual(entry(a.id, 1));
+    expect(replayFields(loaded[1]!.entries[0]!)).toEqual(replayFields(entry(a.id, 1)));
     expect(loaded[1]!.messages.map((m) => m.id)).toEqual([m2.id]);
     expect(loaded[0]!.messages).toEqual([]);
     expect(await store.loadRuns([])).toEqual([]);
+  });
+
+  it("loads a history for replay: completed steps without times, input, error and attempts, the rest whole, in seq order", async () => {
+    const store = await (await backend.fresh()).open();
+    const run = await createRun(store, "history", { owner: "me" });
+    const rows: EntryRow[] = [];
+    // Plain completed steps across several of SQLite's packed ranges (4,096 seqs each), some in nested scopes.
+    for (let seq = 1; seq <= 9000; seq++) {
+      rows.push(
+        entry(run.id, seq, {
+          scope: seq % 3 === 0 ? "loop#2/join[b]" : "",
+          name: `s${seq}-ünï`,
+          output: seq % 7 === 0 ? null : JSON.stringify({ n: seq, s: "a\u001fb" }),
+          attempts: `[{"n":1,"startedAt":${T0},"status":"completed"}]`,
+          input: seq % 5 === 0 ? '{"in":1}' : null,
+        }),
+      );
+    }
+    const special: EntryRow[] = [
+      entry(run.id, 9001, { detail: '{"rollback":{"order":3}}' }),
+      entry(run.id, 9002, { stateSeq: 1, stateDiff: '{"/k":{"after":1}}' }),
+      entry(run.id, 9003, { status: "running", attempts: '[{"n":1,"startedAt":1,"status":"running"}]' }),
+      entry(run.id, 9004, { status: "failed", error: '{"name":"Error","message":"x"}', output: null }),
+      entry(run.id, 9005, { kind: "sleep", status: "waiting", detail: '{"until":5}', output: null }),
+      entry(run.id, 9006, { output: JSON.stringify("x".repeat(70_000)) }),
+      entry(run.id, 9007, { kind: "join", detail: '{"branches":["a","b"]}' }),
+    ];
+    rows.push(...special);
+    // Written out of order, in two batches.
+    await store.commit(
+      batch(T0, { entries: rows.slice(4500).reverse(), leases: [{ runId: run.id, owner: "me" }] }),
+    );
+    await store.commit(batch(T0, { entries: rows.slice(0, 4500), leases: [{ runId: run.id, owner: "me" }] }));
+
+    const [loaded] = await store.loadRuns([run.id]);
+    const entries = loaded!.entries;
+    expect(entries.map((e) => e.seq)).toEqual(rows.map((r) => r.seq));
+    expect(entries.map(replayFields)).toEqual(rows.map(replayFields));
+    for (const [i, e] of entries.entries()) {
+      const plain = rows[i]!.kind === "step" && rows[i]!.status === "completed";
+      expect(isReplayEntry(e)).toBe(plain);
+      if (plain) expect(() => e.attempts).toThrow(/loaded for replay without its attempts/);
+      else expect({ ...e }).toEqual(rows[i]);
+    }
+    // The whole row stays one read away.
+    expect(await store.getEntry(run.id, 5)).toEqual(rows[4]);
+  });
+
+  it("loads a history whose outputs hold the packing separator, unchanged", async () => {
+    const store = await (await backend.fresh()).open();
+    const run = await createRun(store, "separator", { owner: "me" });
+    // Not JSON.stringify's text (which escapes it), but stored text is what is read back.
+    const rows = [1, 2, 3].map((seq) => entry(run.id, seq, { output: `"a\u001f${seq}\u001f"` }));
+    await store.commit(batch(T0, { entries: rows, leases: [{ runId: run.id, owner: "me" }] }));
+    const [loaded] = await store.loadRuns([run.id]);
+    expect(loaded!.entries.map(replayFields)).toEqual(rows.map(replayFields));
   });
 
   it("publishes workflow definitions: upsert by name and version, listed in order", async () => {

@@ -40,6 +40,7 @@ import type {
   WorkflowMeta,
   WriteBatch,
 } from "../store.js";
+import { loadedEntry } from "../store.js";
 import { BatchWriter } from "./batch.js";
 import { clientConfig, migrate, type PostgresTarget, parsePostgresUrl } from "./connect.js";
 import { connectionLost, describeOpenError, describeRuntimeError } from "./errors.js";
@@ -58,6 +59,22 @@ import {
 import { PostgresSlots, type SlotKey } from "./slots.js";
 import { type Tables, tables } from "./sql.js";
 import { inTransaction, type Query } from "./transaction.js";
+
+/** A row of replayEntriesOfRuns: the replay columns, then the rest as a JSON array (null for a completed step). */
+type ReplayRow = Pick<
+  EntryRow,
+  | "runId"
+  | "seq"
+  | "scope"
+  | "ordinal"
+  | "name"
+  | "kind"
+  | "status"
+  | "output"
+  | "detail"
+  | "stateSeq"
+  | "stateDiff"
+> & { rest: string | null };
 
 export interface PostgresOptions {
   /** Open the LISTEN connection (default true). One-shot tools that never wait for changes skip it. */
@@ -289,7 +306,7 @@ export class PostgresStore implements Store {
       async (q) =>
         [
           await q<RunRow>("wm_runs_by_ids", this.sql.runsByIds, [ids]),
-          await q<EntryRow>("wm_entries_of_runs", this.sql.entriesOfRuns, [ids]),
+          await q<ReplayRow>("wm_replay_entries_of_runs", this.sql.replayEntriesOfRuns, [ids]),
           await q<MessageRow>("wm_pending_of_runs", this.sql.pendingOfRuns, [ids]),
         ] as const,
       () => false,
@@ -297,7 +314,23 @@ export class PostgresStore implements Store {
     );
     const byId = new Map<number, LoadedRun>();
     for (const run of runs.rows) byId.set(run.id, { run, entries: [], messages: [] });
-    for (const e of entries.rows) byId.get(e.runId)?.entries.push(e);
+    for (const e of entries.rows) {
+      const entry = loadedEntry(
+        e.runId,
+        e.seq,
+        e.scope,
+        e.ordinal,
+        e.name,
+        e.kind,
+        e.status,
+        e.output,
+        e.detail,
+        e.stateSeq,
+        e.stateDiff,
+        e.rest,
+      );
+      byId.get(e.runId)?.entries.push(entry);
+    }
     for (const m of messages.rows) byId.get(m.runId)?.messages.push(m);
     const out: LoadedRun[] = [];
     for (const id of ids) {

@@ -27,7 +27,12 @@ export function statements(t: Tables) {
     runsByIds: `SELECT ${RUN} FROM ${t.runs} WHERE id = ANY($1::bigint[])`,
     runTags: `SELECT run_id AS "runId", name, value FROM ${t.runTags} WHERE run_id = ANY($1::bigint[])
       ORDER BY run_id, name COLLATE "C"`,
-    entriesOfRuns: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, seq`,
+    // What replay reads (loadedEntry builds the rows): a completed step without its other columns.
+    replayEntriesOfRuns: `SELECT run_id AS "runId", seq, scope, ordinal, name, kind, status, output, detail,
+      state_seq AS "stateSeq", state_diff AS "stateDiff",
+      CASE WHEN kind = 'step' AND status = 'completed' THEN NULL
+        ELSE json_build_array(started_at, ended_at, input, error, attempts)::text END AS rest
+      FROM ${t.entries} WHERE run_id = ANY($1::bigint[]) ORDER BY run_id, seq`,
     pendingOfRuns: `SELECT ${MESSAGE_COLUMNS} FROM ${t.messages} WHERE run_id = ANY($1::bigint[])
       AND consumed_at IS NULL ORDER BY id`,
     entriesOf: `SELECT ${ENTRY_COLUMNS} FROM ${t.entries} WHERE run_id = $1 ORDER BY seq`,

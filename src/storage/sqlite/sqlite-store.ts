@@ -47,7 +47,7 @@ import { SqlitePruner } from "./prune.js";
 import { failureCountsQuery, failureGroupsQuery, runsQuery } from "./run-queries.js";
 import { SqliteSchedules } from "./schedules.js";
 import { type DueRun, needsSlot, SqliteSlots } from "./slots.js";
-import { entryFromArray, numbered, prepareStatements, type Statements } from "./statements.js";
+import { entryFromArray, numbered, prepareStatements, replayRows, type Statements } from "./statements.js";
 import { convertToIncrementalVacuum } from "./vacuum.js";
 
 export interface SqliteOptions {
@@ -263,7 +263,7 @@ export class SqliteStore implements Store {
         if (!run) continue;
         out.push({
           run,
-          entries: (this.stmts.entriesOf.all(id) as unknown[][]).map(entryFromArray),
+          entries: replayRows(this.stmts, id),
           messages: this.stmts.pendingMessages.all(id) as MessageRow[],
         });
       }

@@ -1,7 +1,7 @@
 // The SQLite store's statements, prepared once per connection, and how rows map to columns.
 
 import type Database from "better-sqlite3";
-import type { EntryRow } from "../store.js";
+import { type EntryRow, loadedEntry, ReplayEntry } from "../store.js";
 
 export const RUN_COLUMNS = `id, workflow, key, version, status, input, initial_state AS initialState, state, output, error,
   waiting, wait_queues AS waitQueues, wake_at AS wakeAt, owner, lease_until AS leaseUntil,
@@ -17,6 +17,21 @@ export const LATEST_COMPLETED_SQL = `SELECT ${RUN_COLUMNS} FROM runs
 /** The entry columns in EntryRow's field order, for array rows. */
 export const ENTRY_FIELDS = `run_id, seq, scope, ordinal, name, kind, status, started_at, ended_at, input, output,
   error, attempts, detail, state_seq, state_diff`;
+
+/**
+ * The columns loadRuns reads, in loadedEntry's order after the run id: the replay columns, then the rest of
+ * the row as one JSON array, or NULL for a completed step (replay never reads its times, input or attempts).
+ */
+export const REPLAY_FIELDS = `seq, scope, ordinal, name, kind, status, output, detail, state_seq, state_diff,
+  CASE WHEN kind = 'step' AND status = 'completed' THEN NULL
+    ELSE json_array(started_at, ended_at, input, error, attempts) END`;
+
+/**
+ * A completed step with nothing but its output to replay (no detail, no state change), its output at most
+ * 64 KiB: loadRuns reads these packed into one string per seq range (replayPacked).
+ */
+const PLAIN_STEP = `kind = 'step' AND status = 'completed' AND detail IS NULL AND state_seq IS NULL
+  AND coalesce(octet_length(output), 0) <= 65536`;
 
 /** An EntryRow from an array row selected with ENTRY_FIELDS. */
 export function entryFromArray(r: unknown[]): EntryRow {
@@ -38,6 +53,82 @@ export function entryFromArray(r: unknown[]): EntryRow {
     stateSeq: r[14] as number | null,
     stateDiff: r[15] as string | null,
   };
+}
+
+/** Rows of REPLAY_FIELDS as entries (loadedEntry). */
+function replayEntries(runId: number, rows: unknown[][], out: EntryRow[] = []): EntryRow[] {
+  for (const r of rows) {
+    out.push(
+      loadedEntry(
+        runId,
+        r[0] as number,
+        r[1] as string,
+        r[2] as number,
+        r[3] as string,
+        r[4] as string,
+        r[5] as string,
+        r[6] as string | null,
+        r[7] as string | null,
+        r[8] as number | null,
+        r[9] as string | null,
+        r[10] as string | null,
+      ),
+    );
+  }
+  return out;
+}
+
+/** Rows per packed string: bounds its length (outputs packed are at most 64 KiB each). */
+const PACK_SEQS = 4096;
+
+/**
+ * A run's history as loadRuns answers it (in seq order). better-sqlite3 pays per value it hands over, so the
+ * plain completed steps, most of a long history, come packed, PACK_SEQS seqs to a string of 5 fields a row
+ * (seq, scope, ordinal, name, output; "" for a null output, which no JSON text is), split here. Names and
+ * scopes hold no control characters and JSON text none unescaped, so a field holding U+001F is not expected;
+ * the field count would show one, and then the run is read row by row instead.
+ */
+export function replayRows(s: Statements, runId: number): EntryRow[] {
+  const others = replayEntries(runId, s.replayOthers.all(runId) as unknown[][]);
+  const max = (s.maxSeq.get(runId) as number | null) ?? 0;
+  const plain: EntryRow[] = [];
+  let sorted = true;
+  let last = 0;
+  for (let from = 0; from < max; from += PACK_SEQS) {
+    const [text, count] = s.replayPacked.get(runId, from, from + PACK_SEQS) as [string | null, number];
+    if (count === 0 || text === null) continue;
+    const f = text.split("\x1f");
+    if (f.length !== count * 5) return replayEntries(runId, s.replayEntriesOf.all(runId) as unknown[][]);
+    for (let i = 0; i < f.length; i += 5) {
+      const seq = Number(f[i]);
+      if (seq < last) sorted = false;
+      last = seq;
+      const output = f[i + 4]!;
+      plain.push(
+        new ReplayEntry(
+          runId,
+          seq,
+          f[i + 1]!,
+          Number(f[i + 2]),
+          f[i + 3]!,
+          "step",
+          "completed",
+          output === "" ? null : output,
+          null,
+          null,
+          null,
+        ) as unknown as EntryRow,
+      );
+    }
+  }
+  if (!sorted) plain.sort((a, b) => a.seq - b.seq);
+  if (others.length === 0) return plain;
+  if (plain.length === 0) return others;
+  const out: EntryRow[] = new Array(others.length + plain.length);
+  for (let i = 0, a = 0, b = 0; i < out.length; i++)
+    out[i] =
+      b >= plain.length || (a < others.length && others[a]!.seq < plain[b]!.seq) ? others[a++]! : plain[b++]!;
+  return out;
 }
 
 export const MESSAGE_COLUMNS = `id, run_id AS runId, queue, body, sent_at AS sentAt, idempotency_key AS idempotencyKey,
@@ -96,6 +187,10 @@ export interface Statements {
   getRequest: Database.Statement;
   claimRun: Database.Statement;
   entriesOf: Database.Statement;
+  replayEntriesOf: Database.Statement;
+  replayOthers: Database.Statement;
+  replayPacked: Database.Statement;
+  maxSeq: Database.Statement;
   entriesPage: Database.Statement;
   entry: Database.Statement;
   pendingMessages: Database.Statement;
@@ -184,6 +279,17 @@ export function prepareStatements(db: Database.Database): Statements {
       WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_until <= ?4)`),
     // Rows as arrays (entryFromArray builds them): much faster than better-sqlite3's objects for long histories.
     entriesOf: p(`SELECT ${ENTRY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`).raw(),
+    // What replay reads (loadedEntry builds the rows): a completed step without its other columns.
+    replayEntriesOf: p(`SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`).raw(),
+    // The same in two parts (see replayRows): the entries that are not plain completed steps, as rows...
+    replayOthers: p(
+      `SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? AND NOT (${PLAIN_STEP}) ORDER BY seq`,
+    ).raw(),
+    // ...and the plain completed steps of a seq range as one string: fields and rows separated by U+001F.
+    replayPacked: p(`SELECT group_concat(seq || char(31) || scope || char(31) || ordinal || char(31) || name
+      || char(31) || coalesce(output, ''), char(31)), count(*)
+      FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`).raw(),
+    maxSeq: p("SELECT max(seq) FROM entries WHERE run_id = ?").pluck(),
     entriesPage: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
     entry: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`),
     pendingMessages: p(
