@@ -5,14 +5,14 @@
 // checkpoint has copied every frame, the next write starts the WAL over. When writes never pause long enough
 // for that, the WAL outgrows `limit` and a TRUNCATE checkpoint (which briefly waits for the writer) resets it.
 
-import { createRequire } from "node:module";
 import { Worker } from "node:worker_threads";
 import { log } from "../../log.js";
+import { sqliteAddon, sqliteModule } from "./addon.js";
 
 const WORKER = `
 const { workerData, parentPort } = require("node:worker_threads");
 const Database = require(workerData.module);
-const db = new Database(workerData.path);
+const db = new Database(workerData.path, workerData.addon ? { nativeBinding: workerData.addon } : {});
 db.pragma("busy_timeout = 1000");
 db.pragma("journal_size_limit = " + workerData.limit);
 const pageSize = db.pragma("page_size", { simple: true });
@@ -34,8 +34,8 @@ export interface Checkpointer {
 }
 
 export function startCheckpointer(path: string, limit: number, intervalMs = 100): Checkpointer {
-  const module = createRequire(import.meta.url).resolve("better-sqlite3");
-  const worker = new Worker(WORKER, { eval: true, workerData: { module, path, intervalMs, limit } });
+  const workerData = { module: sqliteModule(), addon: sqliteAddon() ?? null, path, intervalMs, limit };
+  const worker = new Worker(WORKER, { eval: true, workerData });
   worker.unref();
   worker.on("error", (err) => {
     log("warn", "waymark", `the WAL checkpointer stopped (${err.message}); checkpoints happen at close.`);

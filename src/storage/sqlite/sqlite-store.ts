@@ -37,6 +37,7 @@ import type {
   WorkflowMeta,
   WriteBatch,
 } from "../store.js";
+import { sqliteAddon } from "./addon.js";
 import { BatchWriter } from "./apply-batch.js";
 import { SqliteAudit } from "./audit.js";
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
@@ -122,9 +123,11 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
   }
   let db: Database.Database;
   try {
+    const nativeBinding = sqliteAddon();
     db = new Database(path, {
       readonly: options.readonly ?? false,
       fileMustExist: options.readonly ?? false,
+      ...(nativeBinding ? { nativeBinding } : {}),
     });
   } catch (err) {
     throw describeOpenError(path, err);
