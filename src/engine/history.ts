@@ -81,7 +81,23 @@ export class HistoryIndex {
   maxStateSeq = 0;
 
   constructor(rows: EntryRow[]) {
-    for (const row of rows) this.add(row);
+    // As add() does, row by row; consecutive rows mostly share a scope, so its list is looked up once a run.
+    let path: string | null = null;
+    let list: Array<Entry | undefined> = [];
+    let maxSeq = 0;
+    let maxStateSeq = 0;
+    for (const stored of rows) {
+      const row = asEntry(stored);
+      if (row.scope !== path) {
+        path = row.scope;
+        list = this.scope(path);
+      }
+      list[row.ordinal] = row;
+      if (row.seq > maxSeq) maxSeq = row.seq;
+      if (row.stateSeq !== null && row.stateSeq > maxStateSeq) maxStateSeq = row.stateSeq;
+    }
+    this.maxSeq = maxSeq;
+    this.maxStateSeq = maxStateSeq;
   }
 
   add(stored: EntryRow): void {
