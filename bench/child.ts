@@ -16,6 +16,7 @@ const SCENARIOS: Record<string, () => Promise<{ scenario: ScenarioModule }>> = {
   pg: () => import("./scenarios/pg.js"),
   p: () => import("./scenarios/p-prune.js"),
   t: () => import("./scenarios/t-tags.js"),
+  r: () => import("./scenarios/r-restart.js"),
   g: () => import("./scenarios/g-million.js"),
 };
 

@@ -3,7 +3,7 @@
 //
 //   npm run bench                      the whole run (about 20 minutes), writes bench/results.md
 //   npm run bench -- --quick           small sizes, one sample each, writes bench/.cache/results-quick.md
-//   npm run bench -- --only a,b,pg     some scenarios (a b c d e f pg p t; g is kept for a database with a million runs)
+//   npm run bench -- --only a,b,pg     some scenarios (a b c d e f pg p t r; g is kept for a database with a million runs)
 //   npm run bench -- --runs 5          samples per figure (default 3; --quick: 1)
 //   npm run bench -- --no-profile      skip the CPU profiles taken where a target is missed
 //   npm run bench -- --notes           only refresh the notes at the end of bench/results.md from bench/notes.md
@@ -241,7 +241,7 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "waymark-bench-"));
   const selected = plans({ quick: args.quick }).filter((p) => !args.only || args.only.includes(p.id));
-  if (selected.length === 0) throw new Error(`bench: --only matches no scenario (a b c d e f pg p t)`);
+  if (selected.length === 0) throw new Error(`bench: --only matches no scenario (a b c d e f pg p t r g)`);
   const machine = await describeMachine(tmp, selected.some((p) => p.id === "pg") ? PG_DATABASE : null);
   log(machine.map(([k, v]) => `${k}: ${v}`).join("\n"));
   if (selected.some((p) => p.id === "f" || p.id === "g")) build();

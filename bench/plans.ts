@@ -7,6 +7,7 @@ import { mcpDatabasePath } from "./lib/mcp-db.js";
 import { waymarkPragmas } from "./lib/pragmas.js";
 import { planMillion } from "./plan-million.js";
 import { planPrune } from "./plan-prune.js";
+import { planRestart } from "./plan-restart.js";
 import { planTags } from "./plan-tags.js";
 
 export type Params = Record<string, number | string>;
@@ -626,6 +627,7 @@ export function plans(z: Sizes): Plan[] {
     planPg(z),
     planPrune(z),
     planTags(z),
+    planRestart(z),
     planMillion(z),
   ];
 }

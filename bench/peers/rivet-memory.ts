@@ -84,6 +84,16 @@ export class RivetMemoryDriver implements EngineDriver {
 
   /** Writes the stored KV to a file (length-prefixed keys and values), to build a test's starting point once. */
   save(file: string): void {
+    fs.writeFileSync(file, this.encode());
+  }
+
+  /** A driver holding the KV saved by `save`. */
+  static load(file: string): RivetMemoryDriver {
+    return RivetMemoryDriver.decode(fs.readFileSync(file));
+  }
+
+  /** The stored KV as bytes: per pair, key length and value length (u32 LE), then key and value. */
+  encode(): Buffer {
     const parts: Buffer[] = [];
     for (const { key, value } of this.kv.values()) {
       const head = Buffer.alloc(8);
@@ -91,12 +101,11 @@ export class RivetMemoryDriver implements EngineDriver {
       head.writeUInt32LE(value.byteLength, 4);
       parts.push(head, Buffer.from(key), Buffer.from(value));
     }
-    fs.writeFileSync(file, Buffer.concat(parts));
+    return Buffer.concat(parts);
   }
 
-  /** A driver holding the KV saved by `save`. */
-  static load(file: string): RivetMemoryDriver {
-    const data = fs.readFileSync(file);
+  /** A driver holding the KV of `encode`. */
+  static decode(data: Buffer): RivetMemoryDriver {
     const driver = new RivetMemoryDriver();
     for (let at = 0; at < data.length; ) {
       const k = data.readUInt32LE(at);
@@ -107,6 +116,34 @@ export class RivetMemoryDriver implements EngineDriver {
       at += 8 + k + v;
     }
     return driver;
+  }
+
+  /** Writes many workflows' drivers to one file: per workflow, its id and its encoded KV, length-prefixed. */
+  static saveMany(file: string, drivers: Map<string, RivetMemoryDriver>): void {
+    const parts: Buffer[] = [];
+    for (const [id, driver] of drivers) {
+      const name = Buffer.from(id, "utf8");
+      const body = driver.encode();
+      const head = Buffer.alloc(8);
+      head.writeUInt32LE(name.byteLength, 0);
+      head.writeUInt32LE(body.byteLength, 4);
+      parts.push(head, name, body);
+    }
+    fs.writeFileSync(file, Buffer.concat(parts));
+  }
+
+  /** The drivers saved by `saveMany`, by workflow id. */
+  static loadMany(file: string): Map<string, RivetMemoryDriver> {
+    const data = fs.readFileSync(file);
+    const out = new Map<string, RivetMemoryDriver>();
+    for (let at = 0; at < data.length; ) {
+      const n = data.readUInt32LE(at);
+      const b = data.readUInt32LE(at + 4);
+      const id = data.toString("utf8", at + 8, at + 8 + n);
+      out.set(id, RivetMemoryDriver.decode(data.subarray(at + 8 + n, at + 8 + n + b)));
+      at += 8 + n + b;
+    }
+    return out;
   }
 
   /** Number of KV pairs held. */
