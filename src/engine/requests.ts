@@ -30,12 +30,40 @@ export class Requests {
   constructor(private readonly engine: Engine) {}
 
   /**
-   * Applies the pending requests of a run this process just claimed.
+   * Applies the pending requests of runs this process just claimed, read for all of them at once, and
+   * returns the ids of those to resume; the write queue is flushed once, before they load. A run with no
+   * request that is not finished needs no write of its own: a restart claiming thousands of runs must not
+   * read and flush once per run (each flush committed the first record of the run resumed just before:
+   * 10,000 resumed runs made 10,000 commits; now one per chunk).
+   */
+  async applyOnClaimAll(runs: RunRow[]): Promise<number[]> {
+    if (runs.length === 0) return [];
+    const byRun = new Map<number, RequestRow[]>();
+    for (const r of await this.engine.store.pendingRequests(
+      runs.map((run) => run.id),
+      100,
+    )) {
+      const list = byRun.get(r.runId);
+      if (list) list.push(r);
+      else byRun.set(r.runId, [r]);
+    }
+    const resume: number[] = [];
+    for (const run of runs) {
+      const pending = byRun.get(run.id);
+      if (!pending && !TERMINAL_STATUSES.includes(run.status)) resume.push(run.id);
+      else if (!(await this.applyOnClaim(run, pending?.slice(0, 100) ?? []))) resume.push(run.id);
+    }
+    await this.engine.writes.flush();
+    return resume;
+  }
+
+  /**
+   * Applies the pending requests of a run this process just claimed (`given`: read here when not given).
    * Returns true when the run must not be resumed now (cancelled, replayed and released, or finished).
    */
-  async applyOnClaim(run: RunRow): Promise<boolean> {
+  async applyOnClaim(run: RunRow, given?: RequestRow[]): Promise<boolean> {
     const e = this.engine;
-    const pending = await e.store.pendingRequests([run.id], 100);
+    const pending = given ?? (await e.store.pendingRequests([run.id], 100));
     let outcome: "resume" | "released" | "stop" = TERMINAL_STATUSES.includes(run.status) ? "stop" : "resume";
     for (const r of pending) {
       if (r.kind === "cancel" && withRollback(r)) {

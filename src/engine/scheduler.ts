@@ -120,13 +120,11 @@ export class Scheduler {
       const claimed = await e.store.claimDue(now, e.owner, now + e.leaseMs, limit, [...e.defs.keys()]);
       if (claimed.length === 0) break;
       e.metrics.tookOver(claimed.filter((r) => r.takenFrom !== null).length);
-      const resume: number[] = [];
       try {
-        for (const run of claimed) {
-          // Ours already (its lease lapsed while we ran it, e.g. a blocked event loop): the claim renewed it.
-          if (e.active.has(run.id) || e.loading.has(run.id)) continue;
-          if (!(await e.requests.applyOnClaim(run))) resume.push(run.id);
-        }
+        // Ours already (its lease lapsed while we ran it, e.g. a blocked event loop): the claim renewed it.
+        const resume = await e.requests.applyOnClaimAll(
+          claimed.filter((run) => !e.active.has(run.id) && !e.loading.has(run.id)),
+        );
         // Messages this process sends while these runs load are kept for them (see send()).
         for (const id of resume) e.loading.set(id, []);
         try {
