@@ -11,6 +11,12 @@ function q(value: unknown): string {
 
 export { ERROR_CODES, type ErrorCode } from "./error-codes.js";
 
+/** `text` ended as a sentence: a period added unless it already ends in one (or "?", "!", "…"). */
+export function sentence(text: string): string {
+  const t = text.trimEnd();
+  return /[.?!…]$/.test(t) ? t : `${t}.`;
+}
+
 const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
 /** Base class: `code` is stable across releases; `details` carries the facts for programs. */
@@ -366,7 +372,7 @@ export class RunFailedError extends WaymarkError {
   constructor(run: string, error: { name?: string; message?: string } | null) {
     super(
       "RUN_FAILED",
-      `Run "${run}" failed: ${error?.name ?? "Error"}: ${error?.message ?? "unknown error"}. Read its history to see why, fix the code, then replay it.`,
+      `Run "${run}" failed: ${sentence(`${error?.name ?? "Error"}: ${error?.message ?? "unknown error"}`)} Read its history to see why, fix the code, then replay it.`,
       { run, error },
     );
   }
@@ -384,8 +390,8 @@ export class ChildRunFailedError extends WaymarkError {
     super(
       "CHILD_RUN_FAILED",
       status === "cancelled"
-        ? `Child run "${child}" of "${run}" (entry "${path}") was cancelled${error?.message ? `: ${error.message}` : ""}. Replay the child run, then the parent from "${path}"; or catch ChildRunFailedError in the parent to go on without it.`
-        : `Child run "${child}" of "${run}" (entry "${path}") failed: ${error?.name ?? "Error"}: ${error?.message ?? "unknown error"}. Diagnose the child run (diagnose_run on ${child}), fix it and replay it; the parent resumes when it completes. Or catch ChildRunFailedError in the parent to go on without it.`,
+        ? `Child run "${child}" of "${run}" (entry "${path}") ${sentence(`was cancelled${error?.message ? `: ${error.message}` : ""}`)} Replay the child run, then the parent from "${path}"; or catch ChildRunFailedError in the parent to go on without it.`
+        : `Child run "${child}" of "${run}" (entry "${path}") failed: ${sentence(`${error?.name ?? "Error"}: ${error?.message ?? "unknown error"}`)} Diagnose the child run (diagnose_run on ${child}), fix it and replay it; the parent resumes when it completes. Or catch ChildRunFailedError in the parent to go on without it.`,
       { run, entry: path, child, status, error },
     );
   }

@@ -75,3 +75,14 @@ export function plural(n: number, word: string): string {
   if (/[^aeiou]y$/.test(word)) return `${n} ${word.slice(0, -1)}ies`;
   return `${n} ${word}${/(s|x|ch|sh)$/.test(word) ? "es" : "s"}`;
 }
+
+/** Queue names an answer lists in full before "and N more queues". */
+export const SHOWN_QUEUES = 10;
+
+/** '"approve" or "reject"'; '"a", "b", … "j" and 90 more queues' past `max` names (each cut to 80). */
+export function queueNames(queues: readonly string[], max = SHOWN_QUEUES): string {
+  const shown = queues.slice(0, max).map((q) => quote(q));
+  if (queues.length > max) return `${shown.join(", ")} and ${plural(queues.length - max, "more queue")}`;
+  if (shown.length < 2) return shown.join("");
+  return `${shown.slice(0, -1).join(", ")} or ${shown.at(-1)}`;
+}

@@ -2,6 +2,7 @@
 // near-misses that explain it), or a healthy wait.
 
 import type { WaitInfo } from "../engine/views.js";
+import { queueNames } from "../format.js";
 import type { RejectionRow } from "../storage/store.js";
 import { call, person, sendActions } from "./actions.js";
 import { culpritOf, entryAt, type Finding, type RunFacts } from "./facts.js";
@@ -244,8 +245,15 @@ function stuck(w: QueueWait, misses: NearMiss[]): Finding {
 }
 
 function healthyWait(facts: RunFacts, waits: QueueWait[]): Finding {
-  const w = waits[0];
-  if (!w) {
+  // A wait on several queues is one wait here: one fact naming its queues (the first few, then a count).
+  const groups = new Map<string, { w: QueueWait; queues: string[] }>();
+  for (const w of waits) {
+    const g = groups.get(w.wait.entry);
+    if (g) g.queues.push(w.wait.queue);
+    else groups.set(w.wait.entry, { w, queues: [w.wait.queue] });
+  }
+  const first = [...groups.values()][0];
+  if (!first) {
     return {
       category: "healthy",
       culprit: null,
@@ -255,13 +263,31 @@ function healthyWait(facts: RunFacts, waits: QueueWait[]): Finding {
       failure: null,
     };
   }
+  const on = (queues: string[]) =>
+    queues.length > 1 ? `any of queues ${queueNames(queues)}` : `queue ${queueNames(queues)}`;
+  const { w } = first;
   const entry = entryAt(facts, w.wait.entry);
   return {
     category: "healthy",
     culprit: entry ? culpritOf(entry) : null,
-    summary: `The run is waiting on queue "${w.wait.queue}" at "${w.wait.entry}" since ${iso(w.since)}${w.wait.until === null ? "" : ` and gives up at ${iso(w.wait.until)}`}; nothing is wrong. Send the message it waits for when it is decided (get_run shows its schema).`,
-    evidence: waits.map(waitFact),
-    nextActions: [call("get_run", facts.address, `shows the JSON Schema of queue "${w.wait.queue}"`)],
+    summary: `The run is waiting on ${on(first.queues)} at "${w.wait.entry}" since ${iso(w.since)}${w.wait.until === null ? "" : ` and gives up at ${iso(w.wait.until)}`}; nothing is wrong. Send the message it waits for when it is decided (get_run shows ${first.queues.length > 1 ? "their schemas" : "its schema"}).`,
+    evidence: [...groups.values()].map((g) =>
+      g.queues.length > 1
+        ? {
+            ...waitFact(g.w),
+            fact: waitFact(g.w).fact.replace(`queue "${g.w.wait.queue}"`, on(g.queues)),
+          }
+        : waitFact(g.w),
+    ),
+    nextActions: [
+      call(
+        "get_run",
+        facts.address,
+        first.queues.length > 1
+          ? `shows the JSON Schemas of the queues it waits on`
+          : `shows the JSON Schema of queue "${w.wait.queue}"`,
+      ),
+    ],
     failure: null,
   };
 }

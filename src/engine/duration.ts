@@ -32,6 +32,11 @@ export function toMs(value: Duration, what = "duration"): number {
     }
     if (matched === text.length && text.length > 0) return total;
   }
+  if ((typeof value === "number" && value < 0) || (typeof value === "string" && /^\s*-/.test(value)))
+    throw new InvalidInputError(
+      `Invalid ${what} ${JSON.stringify(value)}: a duration must not be negative; use 0 or more milliseconds (e.g. 1500) or a string like "500ms" or "10s".`,
+      { value },
+    );
   throw new InvalidInputError(
     `Invalid ${what} ${JSON.stringify(value)}: use milliseconds (e.g. 1500) or a string like "500ms", "10s", "10m", "2h", "3d" or "1h30m".`,
     { value },

@@ -7,6 +7,21 @@ import { detailOf, type Entry, type EntryOf, entryPath, type QueueDetail, setDet
 import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
 
+/** Most distinct queues one ctx.queue.next may wait on (a wait names each in what it records and shows). */
+export const MAX_WAIT_QUEUES = 100;
+
+/** Most messages one ctx.queue.nextBatch may collect (its record holds each message's id). */
+export const MAX_BATCH_COUNT = 1000;
+
+/** A value as an error message shows it, its type named where its text would hide it ("10" is a string). */
+function shown(value: unknown): string {
+  if (typeof value === "string")
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === "number") return String(value);
+  if (value === null || value === undefined) return String(value);
+  return `a value of type ${Array.isArray(value) ? "array" : typeof value}`;
+}
+
 /** The queues a wait names, checked against the workflow's; throws UnknownQueueError for one it lacks. */
 export function waitQueues(exec: RunExecution, scope: Scope, name: string, queue: unknown): string[] {
   const known = Object.keys(exec.def.queues);
@@ -23,7 +38,14 @@ export function waitQueues(exec: RunExecution, scope: Scope, name: string, queue
       throw new UnknownQueueError(exec.workflow, String(q), known);
     }
   }
-  return [...new Set(list as string[])];
+  const queues = [...new Set(list as string[])];
+  if (queues.length > MAX_WAIT_QUEUES) {
+    exec.check(scope);
+    throw new InvalidInputError(
+      `ctx.queue.next("${name}") names ${queues.length} queues, more than the ${MAX_WAIT_QUEUES} one wait may wait on. Wait on fewer queues: one queue whose messages carry a field that says which kind they are, say.`,
+    );
+  }
+  return queues;
 }
 
 /** What a queue wait waits for, in words: the part of its identity that its kind and name do not carry. */
@@ -157,10 +179,12 @@ export async function runQueueBatch(
   }
   const queues = waitQueues(exec, scope, name, options?.queue);
   const count = options.count;
-  if (!Number.isInteger(count) || count < 1) {
+  if (!Number.isInteger(count) || count < 1 || count > MAX_BATCH_COUNT) {
     exec.check(scope);
     throw new InvalidInputError(
-      `ctx.queue.nextBatch("${name}") needs count to be a whole number of at least 1, got ${String(count)}.`,
+      typeof count === "number" && count > MAX_BATCH_COUNT
+        ? `ctx.queue.nextBatch("${name}") asks for a batch of ${count} messages, more than the ${MAX_BATCH_COUNT} one batch may hold. Ask for at most ${MAX_BATCH_COUNT} (collect more in a ctx.loop of batches).`
+        : `ctx.queue.nextBatch("${name}") needs count to be a whole number from 1 to ${MAX_BATCH_COUNT}, got ${shown(count)}.`,
     );
   }
   const { ordinal, recorded } = exec.slot(scope, name, "queue");

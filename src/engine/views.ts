@@ -17,6 +17,36 @@ export interface WaitInfo {
   until: number | null;
 }
 
+/** A wait as answers show it: a wait on several queues is one wait, `queue` its first and `queues` all. */
+export interface GroupedWait extends WaitInfo {
+  /** A wait on several queues: all of them, in the order named. */
+  queues?: string[];
+}
+
+/**
+ * The run's waits with a wait on several queues (recorded once per queue) made one wait listing its
+ * queues, in the order the run records them.
+ */
+export function groupWaits(waits: readonly WaitInfo[] | null): GroupedWait[] {
+  const out: GroupedWait[] = [];
+  const byEntry = new Map<string, GroupedWait>();
+  for (const w of waits ?? []) {
+    if (w.kind !== "queue" || w.queue === undefined) {
+      out.push(w);
+      continue;
+    }
+    const seen = byEntry.get(w.entry);
+    if (!seen) {
+      const first: GroupedWait = { ...w };
+      byEntry.set(w.entry, first);
+      out.push(first);
+    } else if (seen.queue !== w.queue && !seen.queues?.includes(w.queue)) {
+      seen.queues = [...(seen.queues ?? [seen.queue!]), w.queue];
+    }
+  }
+  return out;
+}
+
 /** A run as clients see it. */
 export interface RunInfo {
   id: number;

@@ -1,7 +1,7 @@
 // Domain failures as tool results: isError, with text that says what happened and what to call next.
 
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import type { ErrorCode } from "../errors.js";
+import { type ErrorCode, sentence } from "../errors.js";
 import { log } from "../log.js";
 import { cutText, MAX_ERROR_CHARS } from "./budget.js";
 
@@ -29,7 +29,7 @@ export function errorResult(err: unknown): CallToolResult {
   const message = err instanceof Error ? err.message : String(err);
   const text = code
     ? `${code}: ${message}`
-    : `Unexpected error: ${message}. This is a bug in Waymark or its database; the server's stderr log has details.`;
+    : `Unexpected error: ${sentence(message)} This is a bug in Waymark or its database; the server's stderr log has details.`;
   if (!code) log("error", "waymark mcp", err instanceof Error ? (err.stack ?? message) : message);
   return {
     content: [{ type: "text", text: cutText(text, MAX_ERROR_CHARS) }],

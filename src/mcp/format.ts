@@ -2,8 +2,8 @@
 
 import { z } from "zod";
 import { assertNever } from "../assert-never.js";
-import type { RunInfo, WaitInfo } from "../engine/views.js";
-import { errorLine, iso } from "../format.js";
+import { groupWaits, type RunInfo, type WaitInfo } from "../engine/views.js";
+import { errorLine, iso, queueNames } from "../format.js";
 import { RUN_STATUSES } from "../storage/store.js";
 import { tagsText } from "./tags.js";
 
@@ -14,12 +14,14 @@ export const runStatusSchema = z.enum(RUN_STATUSES as [string, ...string[]]);
 /** "queue \"decisions\"", "sleep until 2025-...", "retry at ..." for each wait. */
 export function waitText(waits: WaitInfo[] | null): string | null {
   if (!waits || waits.length === 0) return null;
-  return waits
+  return groupWaits(waits)
     .map((w) => {
       const until = w.until === null ? "" : ` until ${iso(w.until)}`;
       switch (w.kind) {
         case "queue":
-          return `message on queue "${w.queue}" at "${w.entry}"${until ? ` (timeout${until})` : ""}`;
+          return w.queues
+            ? `message on any of queues ${queueNames(w.queues)} at "${w.entry}"${until ? ` (timeout${until})` : ""}`
+            : `message on queue "${w.queue}" at "${w.entry}"${until ? ` (timeout${until})` : ""}`;
         case "retry":
           return `retry of "${w.entry}" at ${iso(w.until)}`;
         case "sleep":

@@ -2,6 +2,7 @@
 // a port in use (or an address this machine does not have) refuses before any file is created.
 
 import http from "node:http";
+import { sentence } from "../errors.js";
 
 /** Why the listener could not bind `host:port`, as a sentence with the fix. */
 export class ListenError extends Error {
@@ -20,7 +21,7 @@ export class ListenError extends Error {
           ? `permission denied (ports below 1024 need privileges). Choose a port above 1023 (${freePort} picks a free one).`
           : code === "EADDRNOTAVAIL"
             ? "this machine has no such address. Bind to 127.0.0.1 or to one of this machine's addresses."
-            : `${cause instanceof Error ? cause.message : String(cause)}.`;
+            : sentence(cause instanceof Error ? cause.message : String(cause));
     super(`Cannot listen on ${where}: ${why}`, { cause });
     this.name = "ListenError";
   }

@@ -7,6 +7,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { waitForRun, waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
+import { MAX_BATCH_COUNT, MAX_WAIT_QUEUES } from "../../src/engine/queue-waits.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb } from "../helpers.js";
 import { tempSchema } from "../postgres/pg.js";
@@ -147,5 +148,71 @@ describe.each(DATABASES)("next on several queues ($name)", ({ database }) => {
     );
     const unknown = await engine.getOrCreate("bad", "unknown", { queues: ["approve", "nope"] });
     await expect(unknown.result({ timeout: 5000 })).rejects.toThrow(/nope/);
+  });
+});
+
+// The limits do not depend on the store: SQLite only.
+describe("the bounds of a wait (issue 20 check)", () => {
+  const many = Object.fromEntries(
+    Array.from({ length: 150 }, (_, i) => [`m${i}`, z.object({ n: z.number() })]),
+  ) as Record<string, z.ZodType<{ n: number }>>;
+  const names = Object.keys(many);
+
+  it(`waits on ${MAX_WAIT_QUEUES} queues (duplicates counted once) and refuses more, naming the limit and the fix`, async () => {
+    const wide = workflow({
+      queues: many,
+      run: async (ctx, input: { queues: string[] }) => ctx.queue.next("any", { queue: input.queues }),
+    });
+    const engine = closeLater(await setup({ use: { wide } }).start({ database: tempDb() }));
+    const fits = await engine.getOrCreate("wide", "fits", {
+      queues: [...names.slice(0, MAX_WAIT_QUEUES), "m0", "m1"],
+    });
+    await waitingAt(engine, fits, "any");
+    await fits.send(`m${MAX_WAIT_QUEUES - 1}`, { n: 1 });
+    expect(await fits.result({ timeout: 5000 })).toEqual({
+      queue: `m${MAX_WAIT_QUEUES - 1}`,
+      body: { n: 1 },
+    });
+    const over = await engine.getOrCreate("wide", "over", { queues: names.slice(0, MAX_WAIT_QUEUES + 1) });
+    await expect(over.result({ timeout: 5000 })).rejects.toThrow(
+      new RegExp(
+        `names ${MAX_WAIT_QUEUES + 1} queues, more than the ${MAX_WAIT_QUEUES} one wait may wait on\\. Wait on fewer queues`,
+      ),
+    );
+  });
+
+  it(`refuses a batch of more than ${MAX_BATCH_COUNT} messages naming the limit, and a count of the wrong type naming its type`, async () => {
+    const batch = workflow({
+      queues: { q: z.object({}) },
+      run: async (ctx, input: { count: unknown }) =>
+        ctx.queue.nextBatch("b", { queue: "q", count: input.count as number, timeout: 0 }),
+    });
+    const engine = closeLater(await setup({ use: { batch } }).start({ database: tempDb() }));
+    const ok = await engine.getOrCreate("batch", "max", { count: MAX_BATCH_COUNT });
+    expect(await ok.result({ timeout: 5000 })).toEqual([]);
+    for (const [key, count] of [
+      ["huge", 1e9],
+      ["unsafe", 2 ** 53 + 2],
+      ["one-over", MAX_BATCH_COUNT + 1],
+    ] as const) {
+      const run = await engine.getOrCreate("batch", key, { count });
+      await expect(run.result({ timeout: 5000 })).rejects.toThrow(
+        `more than the ${MAX_BATCH_COUNT} one batch may hold. Ask for at most ${MAX_BATCH_COUNT}`,
+      );
+    }
+    const text = await engine.getOrCreate("batch", "string", { count: "10" });
+    await expect(text.result({ timeout: 5000 })).rejects.toThrow(
+      `needs count to be a whole number from 1 to ${MAX_BATCH_COUNT}, got the string "10". Read its history`,
+    );
+  });
+
+  it("a negative timeout says it must not be negative", async () => {
+    const neg = workflow({
+      queues: { q: z.object({}) },
+      run: async (ctx) => ctx.queue.next("w", { queue: "q", timeout: -5 }),
+    });
+    const engine = closeLater(await setup({ use: { neg } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("neg", "n");
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(/-5: a duration must not be negative/);
   });
 });

@@ -116,7 +116,7 @@ describe.each(DATABASES)("nextBatch ($name)", ({ database }) => {
     expect(await run.result({ timeout: 5000 })).toEqual([[1, 2, 3]]);
   });
 
-  it("refuses a count that is not a whole number of at least 1", async () => {
+  it("refuses a count that is not a whole number from 1 to the limit", async () => {
     const bad = workflow({
       queues: { items: z.object({ n: z.number() }) },
       run: async (ctx) => ctx.queue.nextBatch("b", { queue: "items", count: 0 }),
@@ -124,7 +124,7 @@ describe.each(DATABASES)("nextBatch ($name)", ({ database }) => {
     const engine = closeLater(await setup({ use: { bad } }).start({ database: await database() }));
     const run = await engine.getOrCreate("bad", "zero");
     await expect(run.result({ timeout: 5000 })).rejects.toThrow(
-      /count to be a whole number of at least 1, got 0/,
+      /count to be a whole number from 1 to 1000, got 0\./,
     );
   });
 });

@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { waitForStatus } from "../../fixtures/wait.js";
 import type { Engine } from "../../src/engine/engine.js";
+import { MAX_WAIT_QUEUES } from "../../src/engine/queue-waits.js";
 import { setup, workflow } from "../../src/index.js";
+import { MAX_ANSWER_CHARS } from "../../src/mcp/budget.js";
 import { tempSchema } from "../postgres/pg.js";
 import { Closer, call, connect, tempDb, text } from "./helpers.js";
 
@@ -43,10 +45,25 @@ describe.each(DATABASES)("a multi-queue wait over MCP ($name)", ({ database }) =
 
     const got = await call(client, "get_run", { workflow: "expense", key: "e-1" });
     expect(got.isError).toBeFalsy();
-    expect(got.structuredContent!.waiting.map((w: { queue: string }) => w.queue).sort()).toEqual([
-      "approve",
-      "reject",
+    // One wait listing its queues, each with the schema its messages must match.
+    expect(got.structuredContent!.waiting).toHaveLength(1);
+    expect(got.structuredContent!.waiting[0]).toMatchObject({
+      kind: "queue",
+      entry: "decide",
+      queue: "approve",
+    });
+    expect(
+      got.structuredContent!.waiting[0].queues.map((q: { queue: string; messageSchema: unknown }) => [
+        q.queue,
+        typeof q.messageSchema,
+      ]),
+    ).toEqual([
+      ["approve", "object"],
+      ["reject", "object"],
     ]);
+    expect(text(got)).toContain('Waits for message on any of queues "approve" or "reject" at "decide"');
+    const healthy = await call(client, "diagnose_run", { workflow: "expense", key: "e-1" });
+    expect(text(healthy)).toContain('waiting on any of queues "approve" or "reject" at "decide"');
     expect(text(got)).toContain("approve");
     expect(text(got)).toContain("reject");
 
@@ -72,5 +89,54 @@ describe.each(DATABASES)("a multi-queue wait over MCP ($name)", ({ database }) =
     expect(sent.isError).toBeFalsy();
     expect(sent.structuredContent).toMatchObject({ runWasWaiting: true });
     expect(await run.result({ timeout: 10_000 })).toBe("rejected by bob: duplicate");
+  });
+});
+
+// A wait on the most queues allowed, each with a schema: every answer about it fits its budget.
+const many = Object.fromEntries(
+  Array.from({ length: MAX_WAIT_QUEUES }, (_, i) => [
+    `queue-with-a-longish-name-${i}`,
+    z.object({
+      decidedBy: z.string().describe("Who decided, as the approver's e-mail address"),
+      amount: z.number(),
+    }),
+  ]),
+) as Record<string, z.ZodType<{ decidedBy: string; amount: number }>>;
+const wide = workflow({
+  queues: many,
+  run: async (ctx) => ctx.queue.next("any", { queue: Object.keys(many), timeout: "1h" }),
+});
+
+describe.each(DATABASES)(`a wait on ${MAX_WAIT_QUEUES} queues over MCP ($name)`, ({ database }) => {
+  it("get_run, diagnose_run and list_runs answer within budget, listing the first 10 queues and counting the rest", async () => {
+    const engine = (await setup({ use: { wide } }).start({
+      database: await database(),
+    })) as unknown as Engine;
+    closer.add(() => engine.close());
+    const client = await connect(closer, engine);
+    const run = await engine.getOrCreate("wide", "w-1");
+    await waitForStatus(engine, run, ["waiting"]);
+    const address = { workflow: "wide", key: "w-1" };
+    const more = `and ${MAX_WAIT_QUEUES - 10} more queues`;
+
+    const got = await call(client, "get_run", address);
+    expect(got.isError, text(got)).toBeFalsy();
+    expect(JSON.stringify(got).length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+    const [wait] = got.structuredContent!.waiting;
+    expect(got.structuredContent!.waiting).toHaveLength(1);
+    expect(wait.queues.map((q: { queue: string }) => q.queue)).toEqual(Object.keys(many).slice(0, 10));
+    expect(wait.queues.every((q: { messageSchema?: unknown }) => q.messageSchema !== undefined)).toBe(true);
+    expect(wait.moreQueues).toBe(MAX_WAIT_QUEUES - 10);
+    expect(text(got)).toContain(`"queue-with-a-longish-name-9" ${more} at "any"`);
+
+    const diagnosis = await call(client, "diagnose_run", address);
+    expect(diagnosis.isError, text(diagnosis)).toBeFalsy();
+    expect(JSON.stringify(diagnosis).length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+    expect(text(diagnosis)).toContain(`waiting on any of queues "queue-with-a-longish-name-0", `);
+    expect(text(diagnosis)).toContain(more);
+
+    const listed = await call(client, "list_runs", { workflow: "wide" });
+    expect(listed.isError, text(listed)).toBeFalsy();
+    expect(text(listed)).toContain(more);
   });
 });

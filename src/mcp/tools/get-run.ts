@@ -4,6 +4,8 @@ import { z } from "zod";
 import { actionLine, call, type NextAction } from "../../diagnosis/index.js";
 import { WAIT_KINDS, type WaitKind } from "../../engine/entries.js";
 import { rollbackSummary } from "../../engine/rollback-summary.js";
+import { groupWaits } from "../../engine/views.js";
+import { SHOWN_QUEUES } from "../../format.js";
 import { RUN_VIEW_URI } from "../apps/uris.js";
 import { fitAnswer } from "../budget.js";
 import type { McpContext } from "../context.js";
@@ -79,6 +81,23 @@ export const getRun = defineTool({
           child: z.string().optional().describe('Child run awaited ("workflow/key").'),
           until: z.string().nullable().describe("When the wait ends by itself (timeout, timer), or null."),
           messageSchema: z.unknown().optional().describe("JSON Schema a message on that queue must match."),
+          queues: z
+            .array(
+              z.object({
+                queue: z.string(),
+                messageSchema: z.unknown().optional().describe("JSON Schema a message on it must match."),
+              }),
+            )
+            .optional()
+            .describe(
+              `A wait on several queues (one wait, \`queue\` its first): the first ${SHOWN_QUEUES} it names, each with its schema.`,
+            ),
+          moreQueues: z
+            .number()
+            .optional()
+            .describe(
+              "Queues of a wait on several that `queues` does not list (the run resource has them all).",
+            ),
         }),
       )
       .describe("What the run waits on; empty when it does not wait."),
@@ -204,28 +223,43 @@ export const getRun = defineTool({
       child?: string;
       until: string | null;
       messageSchema?: unknown;
+      queues?: Array<{ queue: string; messageSchema?: unknown }>;
+      moreQueues?: number;
     }> = [];
-    for (const w of info.waiting ?? []) {
-      const schema = w.queue ? await queueJsonSchema(ctx, info.workflow, info.version, w.queue) : undefined;
+    const schemaOf = async (queue: string) => {
+      const schema = await queueJsonSchema(ctx, info.workflow, info.version, queue);
+      return schema !== undefined ? { messageSchema: schema } : {};
+    };
+    // A wait on several queues is one wait: its first queues each with their schema, the rest counted.
+    for (const w of groupWaits(info.waiting)) {
+      const queues = w.queues
+        ? await Promise.all(
+            w.queues.slice(0, SHOWN_QUEUES).map(async (q) => ({ queue: q, ...(await schemaOf(q)) })),
+          )
+        : undefined;
       waiting.push({
         kind: w.kind,
         entry: w.entry,
         ...(w.queue ? { queue: w.queue } : {}),
         ...(w.child ? { child: w.child } : {}),
         until: iso(w.until),
-        ...(schema !== undefined ? { messageSchema: schema } : {}),
+        ...(w.queue && !w.queues ? await schemaOf(w.queue) : {}),
+        ...(queues ? { queues } : {}),
+        ...(w.queues && w.queues.length > SHOWN_QUEUES ? { moreQueues: w.queues.length - SHOWN_QUEUES } : {}),
       });
     }
     const { workflow, key } = info;
     const address = { workflow, key };
     const suggested: NextAction[] = [];
     for (const w of waiting) {
-      if (w.kind === "queue")
+      if (w.kind !== "queue") continue;
+      // A wait on several queues: a call for each of its first three (any of them wakes it).
+      for (const q of w.queues?.slice(0, 3).map((x) => x.queue) ?? [w.queue!])
         suggested.push(
           call(
             "send_message",
-            { ...address, queue: w.queue, body: "<matching messageSchema>" },
-            `answer the wait on queue "${w.queue}"`,
+            { ...address, queue: q, body: "<matching messageSchema>" },
+            `answer the wait on queue "${q}"${w.queues ? ` (any of its ${w.queues.length + (w.moreQueues ?? 0)} queues wakes it)` : ""}`,
           ),
         );
     }
@@ -282,11 +316,21 @@ export const getRun = defineTool({
         state: s.value(info.state, uris.state, "The run's state"),
         output: s.value(info.output, uris.run, "The run, whole"),
         error,
-        waiting: waiting.map((w) =>
-          w.messageSchema === undefined
-            ? w
-            : { ...w, messageSchema: s.value(w.messageSchema, uris.run, "The run, whole") },
-        ),
+        waiting: waiting.map((w) => ({
+          ...w,
+          ...(w.messageSchema === undefined
+            ? {}
+            : { messageSchema: s.value(w.messageSchema, uris.run, "The run, whole") }),
+          ...(w.queues
+            ? {
+                queues: w.queues.map((q) =>
+                  q.messageSchema === undefined
+                    ? q
+                    : { ...q, messageSchema: s.value(q.messageSchema, uris.run, "The run, whole") },
+                ),
+              }
+            : {}),
+        })),
         executing,
         parent,
         concurrency,
