@@ -14,6 +14,11 @@ import type { Evidence } from "./types.js";
 /** The diagnosis of a failed run. */
 export async function diagnoseFailed(facts: RunFacts): Promise<Finding> {
   if (facts.info.error?.code === "HISTORY_DIVERGED") return drift(facts);
+  if (
+    facts.info.error?.code === "ROLLBACK_FAILED" &&
+    (facts.info.error.details?.cause as { code?: unknown } | undefined)?.code === "HISTORY_DIVERGED"
+  )
+    return driftInRollback(facts);
   const failed = innermostFailed(facts.entries).filter((e) => e.kind === "step");
   if (failed.length) return stepFailure(facts, failed[0]!);
   return workflowError(facts, innermostFailed(facts.entries)[0] ?? null);
@@ -131,6 +136,76 @@ function drift(facts: RunFacts): Finding {
     summary: `The deployed code no longer matches this run's history: at entry #${d.ordinal + 1} of ${where}, ${differs}. ${d.replayFrom ? `Replay from "${d.replayFrom}" to run the new code from there, or keep the old path with ctx.removed, ctx.version or a new workflow version.` : "Restore the code the run started with, or use ctx.removed, ctx.version or a new workflow version."}`,
     evidence,
     nextActions,
+    failure: runFailureKey(info),
+  };
+}
+
+/** '"a"', '"a" and "b"', '"a", "b" and "c"'. */
+function listed(items: string[]): string {
+  return items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
+/**
+ * Code drift that failed a run which then rolled back: the rollback stops at the first step whose handler
+ * the code no longer reaches (it diverged before it). Not a bug in the workflow's code at a stack frame (the
+ * frame is Waymark's): the fix is the code's old path, and a replay that then runs the remaining handlers.
+ */
+function driftInRollback(facts: RunFacts): Finding {
+  const { info } = facts;
+  const cause = info.error!.details!.cause as { details?: DriftDetails };
+  const rollback = info.error!.details!.rollback as
+    | { step?: string; undone?: number; total?: number; unreachable?: string[] }
+    | undefined;
+  const d = (cause.details ?? {}) as DriftDetails;
+  const entry = facts.entries.find((e) => e.scope === d.scope && e.ordinal === d.ordinal) ?? null;
+  const where = d.scope === "" || d.scope === undefined ? "the root scope" : `scope "${d.scope}"`;
+  const differs = divergence(d.recorded, d.requested);
+  const at = d.recorded ? ` ("${d.scope ? `${d.scope}/` : ""}${d.recorded.name}")` : "";
+  const fixes: string[] = [];
+  if (d.recorded && d.requested && d.recorded.name !== d.requested.name)
+    fixes.push(`restore the step's old name "${d.recorded.name}" if it was renamed`);
+  if (d.recorded) fixes.push(`put ctx.removed("${d.recorded.name}") where it stood if it was removed`);
+  fixes.push(`or register the change as workflow version ${info.version + 1} so this run keeps its code`);
+  const unreachable = rollback?.unreachable ?? (rollback?.step ? [rollback.step] : []);
+  const handlers = unreachable.length
+    ? `the handler${unreachable.length === 1 ? "" : "s"} of ${listed(unreachable.map((p) => `"${p}"`))}`
+    : "the remaining handlers";
+  const undone = rollback?.undone ?? 0;
+  const total = rollback?.total ?? 0;
+  const done = undone === 0 ? "nothing is undone yet" : `${undone} of ${total} steps are undone`;
+  const evidence: Evidence[] = [
+    {
+      kind: "drift",
+      fact: `entry #${d.ordinal + 1} of ${where}: ${differs}`,
+      ...(entry ? { entry: entry.id } : {}),
+    },
+    {
+      kind: "rollback",
+      fact: `the rollback could not run ${handlers}: the code no longer reaches ${unreachable.length === 1 ? "that step" : "those steps"}, so ${unreachable.length === 1 ? "its handler is" : "their handlers are"} unknown; it stopped there rather than skip ${unreachable.length === 1 ? "it" : "them"}`,
+      ref: "run",
+    },
+    {
+      kind: "version",
+      fact: `the run is pinned to version ${info.version} of "${info.workflow}"`,
+      ref: "run",
+    },
+    { kind: "fix", fact: `to put the code back on this run's recorded path: ${fixes.join("; ")}` },
+  ];
+  return {
+    category: "code-drift",
+    culprit: entry ? culpritOf(entry) : null,
+    summary: `The deployed code no longer matches this run's history: it diverged at entry #${d.ordinal + 1} of ${where}${at}: ${differs}. The run then rolled back, but the rollback could not run ${handlers} because the code no longer reaches ${unreachable.length === 1 ? "it" : "them"}; ${done}. Put the code back on the recorded path (${fixes.join("; ")}), deploy, then replay_run: the replay continues the remaining handlers, never those that finished.`,
+    evidence,
+    nextActions: [
+      person(
+        `Change the code back so that ${where} asks for ${d.recorded ? entryPhrase(d.recorded) : "nothing more"} at entry #${d.ordinal + 1} again (${fixes.join("; ")}) and deploy it.`,
+      ),
+      ...replayActions(
+        facts.address,
+        null,
+        "the run once the code is back: it runs the remaining rollback handlers",
+      ),
+    ],
     failure: runFailureKey(info),
   };
 }

@@ -47,7 +47,7 @@ export async function cancelRun(
   const row = await engine.runRow(runId);
   if (TERMINAL_STATUSES.includes(row.status)) return row.status;
   if (rollback) {
-    await engine.writes.request(runId, "cancel", JSON.stringify({ by, rollback: true }));
+    await engine.writes.request(runId, "cancel", JSON.stringify({ by, rollback: true, owner: engine.owner }));
     engine.poke();
     return "requested";
   }
@@ -63,7 +63,7 @@ export async function cancelRun(
     await cancelledEnded(engine, runId, `${row.workflow}/${row.key}`);
     return "cancelled";
   }
-  await engine.writes.request(runId, "cancel", JSON.stringify({ by }));
+  await engine.writes.request(runId, "cancel", JSON.stringify({ by, owner: engine.owner }));
   return "requested";
 }
 

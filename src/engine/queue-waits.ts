@@ -109,6 +109,8 @@ export async function runQueueNext(
     const done = detailOf(recorded);
     return done?.timedOut ? null : answer(done?.received ?? done?.queue, recorded.output);
   }
+  // Rolling back (or verifying), the code only replays: a message waiting here is not taken.
+  if (exec.holding) return exec.frontier();
   const clock = exec.core.clock;
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "queue", "waiting");
   let detail = recorded ? detailOf(recorded) : undefined;
@@ -190,6 +192,7 @@ export async function runQueueBatch(
   const { ordinal, recorded } = exec.slot(scope, name, "queue");
   checkShape(exec, scope, ordinal, recorded, { queues, multi: false, count });
   if (recorded?.status === "completed") return JSON.parse(recorded.output ?? "[]") as unknown[];
+  if (exec.holding) return exec.frontier();
   const clock = exec.core.clock;
   const row = recorded ?? exec.newEntry(scope, ordinal, name, "queue", "waiting");
   let detail = recorded ? detailOf(recorded) : undefined;

@@ -7,7 +7,15 @@
 import { isErrorCode, NoCodeError, RemoteError, ReplayError, RunBusyError } from "../errors.js";
 import type { RunRow } from "../storage/store.js";
 import type { Engine } from "./engine.js";
-import { asEntry, attemptsOf, detailOf, type EntryOf, entryPath, type ReplayDetail } from "./entries.js";
+import {
+  asEntry,
+  attemptsOf,
+  detailOf,
+  type EntryOf,
+  entryPath,
+  type ReplayDetail,
+  ROLLBACK_SCOPE,
+} from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
 import { checkAgainstCode } from "./replay-check.js";
 import {
@@ -123,6 +131,20 @@ async function discardedChildren(
   return out;
 }
 
+/**
+ * The cause to roll back with again when a replay starts from a rollback handler's entry of a run whose
+ * rollback failed (ROLLBACK_FAILED): the run resumes rolling back (its code replays only, to learn the
+ * handlers, then the remaining ones run) and ends with that cause, as a crashed rollback does. Its code does
+ * not go on: a cause that history does not hold (code drift, a cancel) would otherwise be forgotten and the
+ * run carry on past it. Null for any other replay.
+ */
+function rollbackCause(run: RunRow, from: { path: string } | null): string | null {
+  if (!from?.path.startsWith(`${ROLLBACK_SCOPE}/`) || !run.error) return null;
+  const error = JSON.parse(run.error) as ErrorInfo;
+  const cause = error.code === "ROLLBACK_FAILED" ? error.details?.cause : undefined;
+  return cause && typeof cause === "object" ? JSON.stringify(cause) : null;
+}
+
 /** Writes a plan in one batch: entries discarded and reopened, messages put back, the marker, the run reset. */
 async function applyReplay(
   engine: Engine,
@@ -176,14 +198,15 @@ async function applyReplay(
     },
     engine.owner,
   );
+  const undo = rollbackCause(run, plan.from);
   w.patch(
     {
       id: run.id,
-      status: "pending",
+      status: undo ? "rolling-back" : "pending",
       version: plan.version.to,
       state: planned.state,
       output: null,
-      error: null,
+      error: undo,
       failureSignature: null,
       waiting: null,
       waitQueues: null,
@@ -202,7 +225,13 @@ async function applyReplay(
       "REPLAY_NOT_STORED",
       `The replay of "${label}" could not be stored; nothing changed. Try again.`,
     );
-  engine.events.emit({ type: "run", runId: run.id, workflow: run.workflow, key: run.key, status: "pending" });
+  engine.events.emit({
+    type: "run",
+    runId: run.id,
+    workflow: run.workflow,
+    key: run.key,
+    status: undo ? "rolling-back" : "pending",
+  });
   engine.poke();
 }
 

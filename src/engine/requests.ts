@@ -6,7 +6,6 @@ import { cancelClaimed, rollBackClaimed } from "./cancel.js";
 import type { Engine } from "./engine.js";
 import { type ReplayOptions, replayRun } from "./replay.js";
 
-/** Who asked, as recorded with the request (default: another process). */
 /** True for a cancel request that asks for rollback. */
 function withRollback(r: RequestRow): boolean {
   try {
@@ -16,10 +15,16 @@ function withRollback(r: RequestRow): boolean {
   }
 }
 
-function requestedBy(r: RequestRow): string {
+/**
+ * Who asked, as recorded with the request: "(a request from another process)" only when another process
+ * wrote it (an in-process engine.cancel of a run it was not executing is a request to itself).
+ */
+function requestedBy(r: RequestRow, owner: string): string {
   try {
-    const by = (JSON.parse(r.args) as { by?: unknown }).by;
-    if (typeof by === "string" && by) return `${by} (a request from another process)`;
+    const args = JSON.parse(r.args) as { by?: unknown; owner?: unknown };
+    const by = typeof args.by === "string" && args.by ? args.by : null;
+    if (args.owner === owner) return by ?? "this process";
+    if (by) return `${by} (a request from another process)`;
   } catch {
     // fall through
   }
@@ -68,10 +73,10 @@ export class Requests {
     for (const r of pending) {
       if (r.kind === "cancel" && withRollback(r)) {
         // Resumed rolling-back: its code replays to learn the handlers, then they run (execution.ts).
-        if (outcome === "resume") rollBackClaimed(e, run, requestedBy(r));
+        if (outcome === "resume") rollBackClaimed(e, run, requestedBy(r, e.owner));
         e.writes.requestDone(r.id, { ok: true, status: outcome === "resume" ? "rolling-back" : run.status });
       } else if (r.kind === "cancel") {
-        if (outcome !== "stop") await cancelClaimed(e, run, requestedBy(r));
+        if (outcome !== "stop") await cancelClaimed(e, run, requestedBy(r, e.owner));
         outcome = "stop";
         e.writes.requestDone(r.id, { ok: true, status: "cancelled" });
       } else if (r.kind === "replay") {
@@ -109,7 +114,7 @@ export class Requests {
     const pending: RequestRow[] = await e.store.pendingRequests(runIds, 100);
     for (const r of pending) {
       if (r.kind === "cancel") {
-        const status = await e.cancel(r.runId, { by: requestedBy(r), rollback: withRollback(r) });
+        const status = await e.cancel(r.runId, { by: requestedBy(r, e.owner), rollback: withRollback(r) });
         e.writes.requestDone(r.id, { ok: true, status });
       } else {
         e.writes.requestDone(r.id, {

@@ -38,6 +38,16 @@ function failedStep(error: ErrorInfo | null): string | null {
   return typeof step === "string" ? step : null;
 }
 
+/** The entry where code drift that caused the rollback left the run's history ("s2"), or null. */
+function driftedAt(error: ErrorInfo | null): string | null {
+  const cause = error?.code === "ROLLBACK_FAILED" ? (error.details?.cause as ErrorInfo | undefined) : error;
+  if (cause?.code !== "HISTORY_DIVERGED") return null;
+  const d = cause.details as { scope?: unknown; recorded?: { name?: unknown } | null } | undefined;
+  const name = d?.recorded?.name;
+  if (typeof name !== "string") return null;
+  return typeof d?.scope === "string" && d.scope ? `${d.scope}/${name}` : name;
+}
+
 /** The rollback of a failed, cancelled or rolling-back run from its entries; null when no completed step carries a handler. */
 export function rollbackSummary(
   entries: readonly EntryLike[],
@@ -64,16 +74,21 @@ export function rollbackSummary(
     ? { step: bad.name, error: bad.error ? `${bad.error.name}: ${bad.error.message}` : "failed" }
     : null;
   const at = failedStep(error);
+  const drift = driftedAt(error);
   const head =
     status === "cancelled" || error?.code === "RUN_CANCELLED"
       ? "cancelled"
       : at
         ? `failed at ${at}`
-        : error
-          ? `failed (${error.code ?? error.name})`
-          : status;
+        : drift
+          ? `code drift at ${drift}`
+          : error
+            ? `failed (${error.code ?? error.name})`
+            : status;
   let text = `${head}; ${undone.length} of ${steps.length} steps undone`;
-  if (failed) text += `, ${failed.step} failed to undo (${failed.error})`;
+  if (failed && bad?.error?.name === "RollbackHandlerMissing")
+    text += `, ${failed.step} could not be undone (the code no longer reaches it, so its handler is unknown)`;
+  else if (failed) text += `, ${failed.step} failed to undo (${failed.error})`;
   else if (status === "rolling-back")
     text += `, rolling back${notUndone[0] ? ` (next: ${notUndone[0]})` : ""}`;
   if (notUndone.length && (failed || status !== "rolling-back"))

@@ -7,6 +7,7 @@
 // The handlers themselves are the code's: an execution learns them as its code passes the steps (live or
 // replayed), so a rollback resumed after a crash replays the code first (see RunExecution's undo mode).
 
+import { divergence } from "../divergence.js";
 import { FatalError, NotSerializableError, StepTimeoutError, ValueTooDeepError } from "../errors.js";
 import type { RollbackFailure } from "../rollback-errors.js";
 import type { RollbackContext, RollbackHandler, StepOptions } from "../workflow.js";
@@ -36,6 +37,27 @@ interface Target {
   step: EntryOf<"step">;
   order: number;
   undo: EntryOf<"rollback"> | undefined;
+}
+
+/** Where a HistoryDivergedError that caused the rollback says the code left the run's history, or null. */
+function driftOf(
+  cause: Error,
+): { ordinal: number; where: string; differs: string; recorded: string | null } | null {
+  const c = cause as Error & { code?: unknown; details?: Record<string, unknown> };
+  if (c.code !== "HISTORY_DIVERGED" || !c.details) return null;
+  const d = c.details as {
+    scope?: string;
+    ordinal?: number;
+    recorded?: { kind: string; name: string } | null;
+    requested?: { kind: string; name: string } | null;
+  };
+  if (typeof d.ordinal !== "number") return null;
+  return {
+    ordinal: d.ordinal,
+    where: !d.scope ? "the root scope" : `scope "${d.scope}"`,
+    differs: divergence(d.recorded ?? null, d.requested ?? null, "asked"),
+    recorded: d.recorded?.name ?? null,
+  };
 }
 
 export class Rollbacks {
@@ -108,9 +130,18 @@ export class Rollbacks {
    * retries and returns what failed (null when all are undone). Throws Abandoned if the execution stops.
    */
   async run(cause: Error): Promise<RollbackFailure | null> {
-    for (const t of this.targets()) {
+    const targets = this.targets();
+    for (const t of targets) {
       const failed = await this.undo(t, cause);
-      if (failed) return { ...failed, ...this.counts() };
+      if (!failed) continue;
+      // The steps still to undo whose handlers this execution does not know (the code no longer reaches them).
+      const unreachable = failed.missing
+        ? targets
+            .filter((x) => x.order <= t.order && !this.handlers.has(x.step.seq))
+            .map((x) => entryPath(x.step.scope, x.step.name))
+        : undefined;
+      const { missing: _, ...rest } = failed;
+      return { ...rest, ...this.counts(), ...(unreachable ? { unreachable } : {}) };
     }
     return null;
   }
@@ -121,7 +152,10 @@ export class Rollbacks {
   }
 
   /** Runs one step's handler to its end (completed, or failed after its retries). */
-  private async undo(t: Target, cause: Error): Promise<Omit<RollbackFailure, "undone" | "total"> | null> {
+  private async undo(
+    t: Target,
+    cause: Error,
+  ): Promise<(Omit<RollbackFailure, "undone" | "total"> & { missing?: true }) | null> {
     const exec = this.exec;
     const clock = exec.core.clock;
     const path = entryPath(t.step.scope, t.step.name);
@@ -140,12 +174,15 @@ export class Rollbacks {
     const registered = this.handlers.get(t.step.seq);
     if (!registered) {
       const now = clock.now();
+      const drift = driftOf(cause);
       const error = {
         name: "RollbackHandlerMissing",
-        message: `The code did not reach step "${path}" on this execution, so its rollback handler is unknown (the code changed, or drifted before that step). Restore the step in the code, or replay the run from an earlier entry.`,
+        message: drift
+          ? `The code no longer reaches step "${path}": it diverged from the run's history before it, at entry #${drift.ordinal + 1} of ${drift.where} (${drift.differs}), so the step's rollback handler is unknown. Restore the code's old path there${drift.recorded ? ` (the old name "${drift.recorded}", or ctx.removed("${drift.recorded}"), or a new workflow version)` : ""}, then replay the run: the replay runs this handler and the remaining ones.`
+          : `The code did not reach step "${path}" on this execution, so its rollback handler is unknown (the code changed, or drifted before that step). Restore the step in the code, or replay the run from an earlier entry.`,
       };
       attempts.push({ n: attempts.length + 1, startedAt: now, endedAt: now, status: "failed", error });
-      return this.failed(row, attempts, path, error);
+      return { ...(await this.failed(row, attempts, path, error)), missing: true };
     }
     const policy = policyOf(registered.options, path);
     const output = t.step.output === null ? undefined : JSON.parse(t.step.output);

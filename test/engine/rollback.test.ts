@@ -165,8 +165,11 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
     // retries: 1 on reserve-car, so its handler runs twice, then nothing else is undone
     expect(timeline.slice(4)).toEqual(["undo-car:C1", "undo-car:C1"]);
     expect(info.error?.code).toBe("ROLLBACK_FAILED");
-    expect(info.error?.message).toContain("failed at capture-payment; 0 of 3 steps undone");
-    expect(info.error?.message).toContain("car desk closed");
+    // Both errors in the message: the cause's own text and the handler's.
+    expect(info.error?.message).toContain(
+      "failed at capture-payment (FatalError: card declined); 0 of 3 steps undone",
+    );
+    expect(info.error?.message).toContain("car desk closed. Fix the handler");
     expect((info.error!.details!.cause as { message: string }).message).toContain("card declined");
 
     broken = false;
@@ -183,9 +186,8 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
     const clock = new FakeClock();
     const timeline: string[] = [];
     const { wf } = booking(timeline);
-    const engine = closeLater(
-      await setup({ use: { booking: wf } }).start({ database: await database(), clock }),
-    );
+    const db = await database();
+    const engine = closeLater(await setup({ use: { booking: wf } }).start({ database: db, clock }));
     const plain = await engine.getOrCreate("booking", "plain", { pay: false });
     await waitForStatus(engine, plain, ["waiting"]);
     expect(await engine.cancel(plain)).toBe("cancelled");
@@ -198,6 +200,8 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
     expect(await engine.cancel(undo, { rollback: true })).toBe("requested");
     const info = await waitForStatus(engine, undo, ["cancelled", "failed"]);
     expect(info.status).toBe("cancelled");
+    // Asked in this process (a request to itself, as the run was suspended): not "another process".
+    expect(info.error?.message).toMatch(/was cancelled by the API \(engine\.cancel\) at /);
     expect(timeline).toEqual(["flight", "hotel", "car", "undo-car:C1", "undo-hotel:H1", "undo-flight:F1"]);
     const history = await undo.history();
     expect(history.find((e) => e.path === "wait-go")?.status).toBe("cancelled");
@@ -210,6 +214,20 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
     expect(await handle.cancel({ rollback: true })).toBe("requested");
     expect((await waitForStatus(engine, handle, ["cancelled", "failed"])).status).toBe("cancelled");
     expect(timeline).toEqual(["flight", "hotel", "car", "undo-car:C1", "undo-hotel:H1", "undo-flight:F1"]);
+  });
+
+  it("a cancel with rollback asked by another process (an attached engine) says so", async () => {
+    const timeline: string[] = [];
+    const { wf } = booking(timeline);
+    const db = await database();
+    const engine = closeLater(await setup({ use: { booking: wf } }).start({ database: db }));
+    const remote = await engine.getOrCreate("booking", "remote", { pay: false });
+    await waitForStatus(engine, remote, ["waiting"]);
+    const other = closeLater(await attach({ database: db }));
+    expect(await other.cancel(remote, { by: "ops", rollback: true })).toBe("requested");
+    const cancelled = await waitForStatus(engine, remote, ["cancelled", "failed"]);
+    expect(cancelled.error?.message).toContain("was cancelled by ops (a request from another process) at ");
+    expect(timeline.filter((t) => t.startsWith("undo"))).toHaveLength(3);
   });
 
   it("cancel with rollback of a run executing here: its step in flight is aborted, then completed steps are undone", async () => {
