@@ -14,7 +14,7 @@ import { ATTR, type EntrySpan } from "../observability/tracing.js";
 import { RollbackNotArmedError } from "../rollback-errors.js";
 import type { StepContext, StepOptions } from "../workflow.js";
 import { toMs } from "./duration.js";
-import { type Attempt, attemptsOf, type EntryOf, entryPath } from "./entries.js";
+import { type Attempt, attemptsOf, type EntryOf, entryPath, storedAttempts } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
@@ -202,6 +202,8 @@ async function liveStep<T>(
     }
     const attempt: Attempt = { n: attempts.length + 1, startedAt: clock.now(), status: "running" };
     attempts.push(attempt);
+    // A new entry starts with its first attempt (so a plain completed step needs no attempts of its own).
+    if (attempt.n === 1) row.startedAt = attempt.startedAt;
     const span = exec.trace?.attempt(path, attempt.n, attempt.startedAt) ?? null;
     row.status = "running";
     // Serialised only if the marker is written (the step outlived a turn).
@@ -238,7 +240,7 @@ async function liveStep<T>(
       row.status = "completed";
       row.endedAt = attempt.endedAt;
       row.output = output;
-      row.attempts = JSON.stringify(attempts);
+      row.attempts = storedAttempts(row, attempts);
       if (undo) exec.rollbacks.completed(row, undo, options);
       attemptEnded(exec, span, attempt, true);
       if (diff) {

@@ -1,7 +1,14 @@
 // The public shapes of runs and history entries, built from stored rows.
 
 import type { EntryRow, RunRow, RunStatus } from "../storage/store.js";
-import { type Attempt, type EntryKind, type EntryStatus, entryPath, type WaitKind } from "./entries.js";
+import {
+  type Attempt,
+  attemptsOf,
+  type EntryKind,
+  type EntryStatus,
+  entryPath,
+  type WaitKind,
+} from "./entries.js";
 import type { ErrorInfo } from "./error-info.js";
 import { fromJson, type StateDiff } from "./json.js";
 
@@ -133,8 +140,8 @@ export function toHistoryEntry(row: EntryRow): HistoryEntry {
   if (row.input !== null) entry.input = JSON.parse(row.input);
   if (row.output !== null) entry.output = JSON.parse(row.output);
   if (row.error !== null) entry.error = JSON.parse(row.error) as ErrorInfo;
-  if (row.attempts !== null) {
-    const attempts = JSON.parse(row.attempts) as Attempt[];
+  const attempts = attemptsOf(row);
+  if (row.attempts !== null || attempts.length > 0) {
     // A cancel closes the entry in one statement; the attempt it stopped ends with it.
     const last = attempts.at(-1);
     if (row.status === "cancelled" && last?.status === "running" && last.endedAt === undefined) {
