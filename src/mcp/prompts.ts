@@ -4,6 +4,7 @@ import { completable } from "@modelcontextprotocol/sdk/server/completable.js";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ErrorCode, type GetPromptResult, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { actionLine } from "../diagnosis/index.js";
+import { SHOWN_QUEUES } from "../format.js";
 import type { McpContext } from "./context.js";
 import { domainCode, nameList } from "./errors.js";
 import { brief, quote, waitText } from "./format.js";
@@ -144,7 +145,12 @@ export function registerPrompts(mcp: McpServer, ctx: McpContext): void {
       for (const r of page.runs) {
         const queues = (r.waiting ?? []).filter((w) => w.kind === "queue").map((w) => w.queue!);
         const meta = (await ctx.engine.published()).get(`${r.workflow}@${r.version}`);
-        const schemas = queues.map((q) => `${q}: ${brief(meta?.queues[q] ?? "unknown schema", 300)}`);
+        // A wait on many queues: the first few schemas (get_run has the others).
+        const schemas = queues
+          .slice(0, SHOWN_QUEUES)
+          .map((q) => `${q}: ${brief(meta?.queues[q] ?? "unknown schema", 300)}`);
+        if (queues.length > SHOWN_QUEUES)
+          schemas.push(`and ${queues.length - SHOWN_QUEUES} more queues (their schemas: get_run)`);
         lines.push(
           `- ${r.workflow}/${r.key}: waits for ${waitText(r.waiting)}; input ${brief(r.input, 200)}; state ${brief(r.state, 300)}${schemas.length ? `; message schema ${schemas.join("; ")}` : ""}`,
         );

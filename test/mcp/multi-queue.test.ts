@@ -108,7 +108,7 @@ const wide = workflow({
 });
 
 describe.each(DATABASES)(`a wait on ${MAX_WAIT_QUEUES} queues over MCP ($name)`, ({ database }) => {
-  it("get_run, diagnose_run and list_runs answer within budget, listing the first 10 queues and counting the rest", async () => {
+  it("get_run, diagnose_run, list_runs and the review prompt stay within budget, listing the first 10 queues and counting the rest", async () => {
     const engine = (await setup({ use: { wide } }).start({
       database: await database(),
     })) as unknown as Engine;
@@ -138,5 +138,11 @@ describe.each(DATABASES)(`a wait on ${MAX_WAIT_QUEUES} queues over MCP ($name)`,
     const listed = await call(client, "list_runs", { workflow: "wide" });
     expect(listed.isError, text(listed)).toBeFalsy();
     expect(text(listed)).toContain(more);
+
+    // The review prompt shows the first 10 schemas, not one per queue.
+    const prompt = await client.getPrompt({ name: "review_pending_approvals", arguments: {} });
+    const said = JSON.stringify(prompt.messages);
+    expect(said).toContain("and 90 more queues (their schemas: get_run)");
+    expect(said.split("$schema").length - 1).toBe(10);
   });
 });
