@@ -1,4 +1,4 @@
-// Answer sizes of replay_runs for 300 runs of one signature: the dry run and the real call stay within the
+// Answer sizes of replay_runs and cancel_runs for 300 runs of one signature: the dry run and the real call stay within the
 // 20,000-character budget (the sizes are written to stderr for the issue's note).
 
 import { afterEach, expect, it } from "vitest";
@@ -27,4 +27,13 @@ it("a dry run and a real call over 300 runs fit the answer budget", async () => 
   process.stderr.write(`replay_runs answer sizes for 300 runs: ${JSON.stringify(sizes)}\n`);
   expect(sizes.dryRun).toBeLessThan(MAX_ANSWER_CHARS);
   expect(sizes.real).toBeLessThan(MAX_ANSWER_CHARS);
+  // The replayed runs failed again: a cancel of all 300 refuses every one, each with its reason (the largest answer).
+  for (const r of runs) await r.result({ timeout: 60_000 }).catch(() => {});
+  const cancelDry = await call(client, "cancel_runs", { signature });
+  expect(cancelDry.structuredContent).toMatchObject({ matched: 300 });
+  const cancelReal = await call(client, "cancel_runs", { plan: cancelDry.structuredContent!.plan });
+  const cancelSizes = { dryRun: answerSize(cancelDry), real: answerSize(cancelReal) };
+  process.stderr.write(`cancel_runs answer sizes for 300 finished runs: ${JSON.stringify(cancelSizes)}\n`);
+  expect(cancelSizes.dryRun).toBeLessThan(MAX_ANSWER_CHARS);
+  expect(cancelSizes.real).toBeLessThan(MAX_ANSWER_CHARS);
 }, 240_000);
