@@ -2,6 +2,7 @@
 
 import type Database from "better-sqlite3";
 import type { BatchResult, ScheduleAdvance, ScheduleDecl, ScheduleRow, WriteBatch } from "../store.js";
+import { onFirstUse } from "./statements.js";
 
 const COLUMNS = `name, workflow, spec, next_due AS nextDue, paused, orphaned, last_due AS lastDue,
   last_outcome AS lastOutcome, last_run_id AS lastRunId, updated_at AS updatedAt`;
@@ -10,39 +11,31 @@ type Raw = Omit<ScheduleRow, "paused" | "orphaned"> & { paused: number; orphaned
 
 /** The schedule statements of one SQLite database; `apply` writes a batch inside the caller's transaction. */
 export class SqliteSchedules {
-  private readonly all: Database.Statement;
-  private readonly insert: Database.Statement;
-  private readonly orphanAll: Database.Statement;
-  private readonly advance: Database.Statement;
-  private readonly lastRun: Database.Statement;
-  private readonly pause: Database.Statement;
+  private readonly s;
 
   constructor(
     private readonly db: Database.Database,
     private readonly apply: (batch: WriteBatch) => BatchResult,
   ) {
-    this.all = db.prepare(`SELECT ${COLUMNS} FROM schedules ORDER BY name`);
-    this.insert = db.prepare(
-      `INSERT INTO schedules (name, workflow, spec, next_due, updated_at) VALUES (?, ?, ?, ?, ?)
+    this.s = onFirstUse(db, {
+      all: `SELECT ${COLUMNS} FROM schedules ORDER BY name`,
+      insert: `INSERT INTO schedules (name, workflow, spec, next_due, updated_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (name) DO UPDATE SET workflow = excluded.workflow, orphaned = 0,
          next_due = CASE WHEN schedules.spec <> excluded.spec OR schedules.next_due IS NULL
            THEN excluded.next_due ELSE schedules.next_due END,
          spec = excluded.spec, updated_at = excluded.updated_at`,
-    );
-    this.orphanAll = db.prepare("UPDATE schedules SET orphaned = 1, updated_at = ? WHERE orphaned = 0");
-    this.advance = db.prepare(
-      `UPDATE schedules SET next_due = ?, updated_at = ?,
+      orphanAll: "UPDATE schedules SET orphaned = 1, updated_at = ? WHERE orphaned = 0",
+      advance: `UPDATE schedules SET next_due = ?, updated_at = ?,
          last_due = coalesce(?, last_due), last_outcome = coalesce(?, last_outcome)
        WHERE name = ? AND next_due IS ? AND paused = 0`,
-    );
-    this.lastRun = db.prepare("UPDATE schedules SET last_run_id = ? WHERE name = ?");
-    this.pause = db.prepare(
-      "UPDATE schedules SET paused = ?, next_due = CASE WHEN ? THEN next_due ELSE NULL END, updated_at = ? WHERE name = ?",
-    );
+      lastRun: "UPDATE schedules SET last_run_id = ? WHERE name = ?",
+      pause:
+        "UPDATE schedules SET paused = ?, next_due = CASE WHEN ? THEN next_due ELSE NULL END, updated_at = ? WHERE name = ?",
+    });
   }
 
   list(): ScheduleRow[] {
-    return (this.all.all() as Raw[]).map((r) => ({
+    return (this.s.all.all() as Raw[]).map((r) => ({
       ...r,
       paused: r.paused === 1,
       orphaned: r.orphaned === 1,
@@ -53,8 +46,8 @@ export class SqliteSchedules {
     this.db
       .transaction(() => {
         // Every schedule is orphaned but those the code declares (the upsert clears the flag).
-        this.orphanAll.run(now);
-        for (const d of decls) this.insert.run(d.name, d.workflow, d.spec, d.nextDue, now);
+        this.s.orphanAll.run(now);
+        for (const d of decls) this.s.insert.run(d.name, d.workflow, d.spec, d.nextDue, now);
       })
       .immediate();
   }
@@ -62,7 +55,7 @@ export class SqliteSchedules {
   advanceTo(a: ScheduleAdvance, batch: WriteBatch | null): BatchResult | null {
     return this.db
       .transaction(() => {
-        const changed = this.advance.run(
+        const changed = this.s.advance.run(
           a.next,
           a.now,
           a.fired?.due ?? null,
@@ -73,13 +66,13 @@ export class SqliteSchedules {
         if (changed !== 1) return null;
         const result: BatchResult = batch ? this.apply(batch) : { created: [], messages: [], requests: [] };
         const run = result.created[0]?.run;
-        if (run) this.lastRun.run(run.id, a.name);
+        if (run) this.s.lastRun.run(run.id, a.name);
         return result;
       })
       .immediate();
   }
 
   setPaused(name: string, paused: boolean, now: number): boolean {
-    return this.pause.run(paused ? 1 : 0, paused ? 1 : 0, now, name).changes === 1;
+    return this.s.pause.run(paused ? 1 : 0, paused ? 1 : 0, now, name).changes === 1;
   }
 }

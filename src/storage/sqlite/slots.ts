@@ -11,7 +11,7 @@
 
 import type Database from "better-sqlite3";
 import type { ConcurrencyQueue, RunStatus } from "../store.js";
-import { numbered } from "./statements.js";
+import { numbered, onFirstUse, pluck } from "./statements.js";
 
 const LIVE = "status NOT IN ('completed', 'failed', 'cancelled')";
 
@@ -38,21 +38,19 @@ export class SqliteSlots {
   private readonly s;
 
   constructor(db: Database.Database) {
-    const p = (sql: string) => db.prepare(sql);
-    this.s = {
-      holders: p(`SELECT count(*) FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
-        AND status IN ('running', 'retrying', 'rolling-back') AND id != ?3`).pluck(),
-      holderRows: p(`SELECT id, workflow, key, status FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
-        AND status IN ('running', 'retrying', 'rolling-back') ORDER BY id LIMIT 20`),
-      ahead: p(`SELECT count(*) FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
-        AND queued_at IS NOT NULL AND ${LIVE} AND id < ?3`).pluck(),
-      park: p("UPDATE runs SET queued_at = coalesce(queued_at, ?2), wake_at = NULL WHERE id = ?1"),
-      wake: p(`UPDATE runs SET wake_at = ?4 WHERE wake_at IS NULL AND id IN (SELECT id FROM runs
-        WHERE workflow = ?1 AND concurrency_key = ?2 AND queued_at IS NOT NULL AND ${LIVE} ORDER BY id LIMIT ?3)`),
-      slotOf:
-        p(`SELECT workflow, key, concurrency_key AS concurrencyKey, concurrency_limit AS concurrencyLimit
-        FROM runs WHERE id = ?`),
-    };
+    this.s = onFirstUse(db, {
+      holders: pluck(`SELECT count(*) FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
+        AND status IN ('running', 'retrying', 'rolling-back') AND id != ?3`),
+      holderRows: `SELECT id, workflow, key, status FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
+        AND status IN ('running', 'retrying', 'rolling-back') ORDER BY id LIMIT 20`,
+      ahead: pluck(`SELECT count(*) FROM runs WHERE workflow = ?1 AND concurrency_key = ?2
+        AND queued_at IS NOT NULL AND ${LIVE} AND id < ?3`),
+      park: "UPDATE runs SET queued_at = coalesce(queued_at, ?2), wake_at = NULL WHERE id = ?1",
+      wake: `UPDATE runs SET wake_at = ?4 WHERE wake_at IS NULL AND id IN (SELECT id FROM runs
+        WHERE workflow = ?1 AND concurrency_key = ?2 AND queued_at IS NOT NULL AND ${LIVE} ORDER BY id LIMIT ?3)`,
+      slotOf: `SELECT workflow, key, concurrency_key AS concurrencyKey, concurrency_limit AS concurrencyLimit
+        FROM runs WHERE id = ?`,
+    });
   }
 
   /**

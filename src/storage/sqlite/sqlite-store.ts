@@ -1,5 +1,5 @@
 // The embedded default store: one SQLite file through better-sqlite3.
-// WAL, pragmas at open, statements prepared once, synchronous transactions only.
+// WAL, pragmas at open, statements prepared on first use and kept, synchronous transactions only.
 
 import fs from "node:fs";
 import nodePath from "node:path";
@@ -187,11 +187,12 @@ export class SqliteStore implements Store {
   readonly db: Database.Database;
   private readonly stmts: Statements;
   private readonly commitTx: Database.Transaction<(batch: WriteBatch) => BatchResult>;
-  private readonly scheduleTable: SqliteSchedules;
   private readonly slots: SqliteSlots;
-  private readonly auditTable: SqliteAudit;
-  private readonly pruner: SqlitePruner;
-  private readonly plans: SqlitePlans;
+  // The tables a resume never touches are set up (their statements prepared) on first use.
+  private scheduleTableOnce: SqliteSchedules | undefined;
+  private auditTableOnce: SqliteAudit | undefined;
+  private prunerOnce: SqlitePruner | undefined;
+  private plansOnce: SqlitePlans | undefined;
   /** Runs every batch's statements inside the commit transaction; the torture test wraps its apply to kill mid-commit. */
   readonly writer: BatchWriter;
 
@@ -203,10 +204,6 @@ export class SqliteStore implements Store {
     const writer = new BatchWriter(db, this.stmts, this.slots);
     this.writer = writer;
     this.commitTx = db.transaction((batch: WriteBatch) => writer.apply(batch));
-    this.scheduleTable = new SqliteSchedules(db, (batch) => writer.apply(batch));
-    this.auditTable = new SqliteAudit(db);
-    this.pruner = new SqlitePruner(db);
-    this.plans = new SqlitePlans(db);
     // Every read and write reports SQLite's failures as StorageErrors that say what to do.
     const self = this as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
     for (const name of GUARDED) {
@@ -219,6 +216,26 @@ export class SqliteStore implements Store {
         }
       };
     }
+  }
+
+  private get scheduleTable(): SqliteSchedules {
+    this.scheduleTableOnce ??= new SqliteSchedules(this.db, (batch) => this.writer.apply(batch));
+    return this.scheduleTableOnce;
+  }
+
+  private get auditTable(): SqliteAudit {
+    this.auditTableOnce ??= new SqliteAudit(this.db);
+    return this.auditTableOnce;
+  }
+
+  private get pruner(): SqlitePruner {
+    this.prunerOnce ??= new SqlitePruner(this.db);
+    return this.prunerOnce;
+  }
+
+  private get plans(): SqlitePlans {
+    this.plansOnce ??= new SqlitePlans(this.db);
+    return this.plansOnce;
   }
 
   async commit(batch: WriteBatch): Promise<BatchResult> {

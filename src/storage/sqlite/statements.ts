@@ -1,4 +1,4 @@
-// The SQLite store's statements, prepared once per connection, and how rows map to columns.
+// The SQLite store's statements, each prepared on its first use and kept, and how rows map to columns.
 
 import type Database from "better-sqlite3";
 import { type EntryRow, loadedEntry, ReplayEntry } from "../store.js";
@@ -220,141 +220,157 @@ export interface Statements {
   runTags: Database.Statement;
 }
 
-/** Every statement the store runs, prepared once on `db`. */
+/** A statement's SQL with how its rows come back: the first column only (pluck) or as arrays (raw). */
+export interface StatementSql {
+  sql: string;
+  rows: "pluck" | "raw";
+}
+export const pluck = (sql: string): StatementSql => ({ sql, rows: "pluck" });
+export const raw = (sql: string): StatementSql => ({ sql, rows: "raw" });
+
+/**
+ * Statements on `db` by name, each prepared the first time it is read, then kept. Opening a store prepares
+ * none: a process that resumes one run pays for the few it runs (preparing all ~100 up front cost about
+ * 3 ms at every open). A statement's SQL errors surface at its first use instead of at open.
+ */
+export function onFirstUse<K extends string>(
+  db: Database.Database,
+  specs: Record<K, string | StatementSql>,
+): Record<K, Database.Statement> {
+  const out = {} as Record<K, Database.Statement>;
+  for (const name of Object.keys(specs) as K[]) {
+    const spec = specs[name];
+    let stmt: Database.Statement | undefined;
+    Object.defineProperty(out, name, {
+      enumerable: true,
+      get(): Database.Statement {
+        if (stmt) return stmt;
+        if (typeof spec === "string") stmt = db.prepare(spec);
+        else stmt = spec.rows === "pluck" ? db.prepare(spec.sql).pluck() : db.prepare(spec.sql).raw();
+        return stmt;
+      },
+    });
+  }
+  return out;
+}
+
+/** Every statement the store runs on `db`, each prepared on first use. */
 export function prepareStatements(db: Database.Database): Statements {
-  const p = (sql: string): Database.Statement => db.prepare(sql);
-  return {
-    insertRun:
-      p(`INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
+  return onFirstUse(db, {
+    insertRun: `INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
         lease_until, created_at, updated_at, trace_context, parent_run_id, concurrency_key, concurrency_limit)
       VALUES (@workflow, @key, @version, @status, @input, @initialState, @initialState, @wakeAt, @owner,
         @leaseUntil, @now, @now, @traceContext, @parentRunId, @concurrencyKey, @concurrencyLimit)
-      ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`),
-    runById: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`),
-    runByKey: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`),
-    ownerOf: p("SELECT owner FROM runs WHERE id = ?").pluck(),
-    insertMessage: p(`INSERT OR IGNORE INTO messages (run_id, queue, body, sent_at, idempotency_key)
-      VALUES (?, ?, ?, ?, ?)`),
-    messageByIdempotency: p("SELECT id FROM messages WHERE run_id = ? AND idempotency_key = ?").pluck(),
-    wakeForMessage: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL
-      AND instr(wait_queues, '|' || ?3 || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
-    wakeIfMessageWaiting: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM messages
-      WHERE run_id = ?2 AND consumed_at IS NULL AND instr(?3, '|' || queue || '|') > 0)`),
+      ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`,
+    runById: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`,
+    runByKey: `SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`,
+    ownerOf: pluck("SELECT owner FROM runs WHERE id = ?"),
+    insertMessage: `INSERT OR IGNORE INTO messages (run_id, queue, body, sent_at, idempotency_key)
+      VALUES (?, ?, ?, ?, ?)`,
+    messageByIdempotency: pluck("SELECT id FROM messages WHERE run_id = ? AND idempotency_key = ?"),
+    wakeForMessage: `UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL
+      AND instr(wait_queues, '|' || ?3 || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`,
+    wakeIfMessageWaiting: `UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM messages
+      WHERE run_id = ?2 AND consumed_at IS NULL AND instr(?3, '|' || queue || '|') > 0)`,
     // ?2 ended: its parent wakes if it is suspended waiting on it.
-    wakeParent: p(`UPDATE runs SET wake_at = ?1 WHERE id = (SELECT parent_run_id FROM runs WHERE id = ?2)
-      AND owner IS NULL AND instr(wait_runs, '|' || CAST(?2 AS INTEGER) || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`),
-    wakeIfChildEnded: p(`UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM runs c
+    wakeParent: `UPDATE runs SET wake_at = ?1 WHERE id = (SELECT parent_run_id FROM runs WHERE id = ?2)
+      AND owner IS NULL AND instr(wait_runs, '|' || CAST(?2 AS INTEGER) || '|') > 0 AND (wake_at IS NULL OR wake_at > ?1)`,
+    wakeIfChildEnded: `UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND EXISTS (SELECT 1 FROM runs c
       WHERE c.parent_run_id = ?2 AND c.status IN ('completed', 'failed', 'cancelled')
-        AND instr(?3, '|' || c.id || '|') > 0)`),
-    childRuns: p(`SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = ? ORDER BY id`),
-    latestCompleted: p(LATEST_COMPLETED_SQL),
-    upsertEntry: p(`INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
+        AND instr(?3, '|' || c.id || '|') > 0)`,
+    childRuns: `SELECT ${RUN_COLUMNS} FROM runs WHERE parent_run_id = ? ORDER BY id`,
+    latestCompleted: LATEST_COMPLETED_SQL,
+    upsertEntry: `INSERT INTO entries (run_id, seq, scope, ordinal, name, kind, status, started_at,
         ended_at, input, output, error, attempts, detail, state_seq, state_diff)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (run_id, seq) DO UPDATE SET scope = excluded.scope, ordinal = excluded.ordinal,
         name = excluded.name, kind = excluded.kind, status = excluded.status, started_at = excluded.started_at,
         ended_at = excluded.ended_at, input = excluded.input, output = excluded.output, error = excluded.error,
         attempts = excluded.attempts, detail = excluded.detail, state_seq = excluded.state_seq,
-        state_diff = excluded.state_diff`),
-    deleteEntry: p("DELETE FROM entries WHERE run_id = ? AND seq = ?"),
-    consume: p(
+        state_diff = excluded.state_diff`,
+    deleteEntry: "DELETE FROM entries WHERE run_id = ? AND seq = ?",
+    consume:
       "UPDATE messages SET consumed_at = ?, consumed_by = ? WHERE id = ? AND run_id = ? AND consumed_at IS NULL",
-    ),
-    unconsume: p("UPDATE messages SET consumed_at = NULL, consumed_by = NULL WHERE id = ?"),
-    insertRequest: p("INSERT INTO requests (run_id, kind, args, created_at) VALUES (?, ?, ?, ?)"),
-    wakeForRequest: p(
-      `UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL AND (wake_at IS NULL OR wake_at > ?1)`,
-    ),
-    cancelRun:
-      p(`UPDATE runs SET status = 'cancelled', finished_at = ?1, updated_at = ?1, wake_at = NULL, waiting = NULL,
+    unconsume: "UPDATE messages SET consumed_at = NULL, consumed_by = NULL WHERE id = ?",
+    insertRequest: "INSERT INTO requests (run_id, kind, args, created_at) VALUES (?, ?, ?, ?)",
+    wakeForRequest: `UPDATE runs SET wake_at = ?1 WHERE id = ?2 AND owner IS NULL AND (wake_at IS NULL OR wake_at > ?1)`,
+    cancelRun: `UPDATE runs SET status = 'cancelled', finished_at = ?1, updated_at = ?1, wake_at = NULL, waiting = NULL,
         wait_queues = NULL, wait_runs = NULL, owner = NULL, lease_until = NULL, error = ?4
       WHERE id = ?2 AND status NOT IN ('completed', 'failed', 'cancelled')
-        AND (owner IS NULL OR owner = ?3 OR lease_until <= ?1)`),
-    cancelEntries: p(`UPDATE entries SET status = 'cancelled', ended_at = ?1
-      WHERE run_id = ?2 AND status IN ('running', 'waiting', 'retrying')`),
-    requestDone: p("UPDATE requests SET done_at = ?, result = ? WHERE id = ?"),
-    getRequest: p(`SELECT id, run_id AS runId, kind, args, created_at AS createdAt, done_at AS doneAt, result
-      FROM requests WHERE id = ?`),
-    claimRun: p(`UPDATE runs SET owner = ?2, lease_until = ?3, wake_at = ?3
-      WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_until <= ?4)`),
+        AND (owner IS NULL OR owner = ?3 OR lease_until <= ?1)`,
+    cancelEntries: `UPDATE entries SET status = 'cancelled', ended_at = ?1
+      WHERE run_id = ?2 AND status IN ('running', 'waiting', 'retrying')`,
+    requestDone: "UPDATE requests SET done_at = ?, result = ? WHERE id = ?",
+    getRequest: `SELECT id, run_id AS runId, kind, args, created_at AS createdAt, done_at AS doneAt, result
+      FROM requests WHERE id = ?`,
+    claimRun: `UPDATE runs SET owner = ?2, lease_until = ?3, wake_at = ?3
+      WHERE id = ?1 AND (owner IS NULL OR owner = ?2 OR lease_until <= ?4)`,
     // Rows as arrays (entryFromArray builds them): much faster than better-sqlite3's objects for long histories.
-    entriesOf: p(`SELECT ${ENTRY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`).raw(),
+    entriesOf: raw(`SELECT ${ENTRY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`),
     // What replay reads (loadedEntry builds the rows): a completed step without its other columns.
-    replayEntriesOf: p(`SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`).raw(),
+    replayEntriesOf: raw(`SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`),
     // The same in two parts (see replayRows): the entries that are not plain completed steps, as rows...
-    replayOthers: p(
+    replayOthers: raw(
       `SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? AND NOT (${PLAIN_STEP}) ORDER BY seq`,
-    ).raw(),
+    ),
     // ...and the plain completed steps of a seq range as one string: fields and rows separated by U+001F.
-    replayPacked: p(`SELECT group_concat(seq || char(31) || scope || char(31) || ordinal || char(31) || name
+    replayPacked: raw(`SELECT group_concat(seq || char(31) || scope || char(31) || ordinal || char(31) || name
       || char(31) || coalesce(output, ''), char(31)), count(*)
-      FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`).raw(),
-    maxSeq: p("SELECT max(seq) FROM entries WHERE run_id = ?").pluck(),
-    entriesPage: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
-    entry: p(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`),
-    pendingMessages: p(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id`,
-    ),
-    allMessages: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? ORDER BY id LIMIT ?`),
-    messageByKey: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND idempotency_key = ?`),
-    getMessage: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`),
-    pendingMessagesLimited: p(
-      `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id LIMIT ?`,
-    ),
-    messagesSince: p(`SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id > ? ORDER BY id LIMIT ?`),
-    maxMessageId: p("SELECT coalesce(max(id), 0) FROM messages").pluck(),
-    due: p(`SELECT id, owner, status, workflow, concurrency_key AS concurrencyKey,
+      FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`),
+    maxSeq: pluck("SELECT max(seq) FROM entries WHERE run_id = ?"),
+    entriesPage: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    entry: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`,
+    pendingMessages: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id`,
+    allMessages: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? ORDER BY id LIMIT ?`,
+    messageByKey: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND idempotency_key = ?`,
+    getMessage: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id = ?`,
+    pendingMessagesLimited: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE run_id = ? AND consumed_at IS NULL ORDER BY id LIMIT ?`,
+    messagesSince: `SELECT ${MESSAGE_COLUMNS} FROM messages WHERE id > ? ORDER BY id LIMIT ?`,
+    maxMessageId: pluck("SELECT coalesce(max(id), 0) FROM messages"),
+    due: `SELECT id, owner, status, workflow, concurrency_key AS concurrencyKey,
         concurrency_limit AS concurrencyLimit FROM runs WHERE wake_at <= ?1 AND (owner IS NULL OR lease_until <= ?1)
       AND (owner IS NULL OR owner != ?4)
       AND (?3 IS NULL OR workflow IN (SELECT value FROM json_each(?3)))
-      ORDER BY wake_at, id LIMIT ?2`),
-    claim: p(`UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
+      ORDER BY wake_at, id LIMIT ?2`,
+    claim: `UPDATE runs SET owner = @owner, lease_until = @until, wake_at = @until, updated_at = @now,
         status = CASE WHEN status IN ('completed', 'failed', 'cancelled', 'rolling-back') THEN status ELSE 'running' END,
         waiting = CASE WHEN status IN ('completed', 'failed', 'cancelled') THEN waiting ELSE NULL END,
         wait_queues = NULL, wait_runs = NULL, queued_at = NULL
-      WHERE id = @id RETURNING ${RUN_COLUMNS}`),
-    renew: p(`UPDATE runs SET lease_until = ?1, wake_at = ?1
-      WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3)) RETURNING id`).pluck(),
-    owners: p(
-      "SELECT owner, max(lease_until) AS leaseUntil FROM runs WHERE owner IS NOT NULL GROUP BY owner",
-    ),
-    expireOwner: p("UPDATE runs SET lease_until = ?1, wake_at = ?1 WHERE owner = ?2"),
-    nextWake: p("SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL").pluck(),
-    nextWakeFor: p(`SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL
-      AND workflow IN (SELECT value FROM json_each(?))`).pluck(),
-    pendingMessageCounts: p(`SELECT r.workflow, m.queue, count(*) AS count FROM messages m
+      WHERE id = @id RETURNING ${RUN_COLUMNS}`,
+    renew: pluck(`UPDATE runs SET lease_until = ?1, wake_at = ?1
+      WHERE owner = ?2 AND id IN (SELECT value FROM json_each(?3)) RETURNING id`),
+    owners: "SELECT owner, max(lease_until) AS leaseUntil FROM runs WHERE owner IS NOT NULL GROUP BY owner",
+    expireOwner: "UPDATE runs SET lease_until = ?1, wake_at = ?1 WHERE owner = ?2",
+    nextWake: pluck("SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL"),
+    nextWakeFor: pluck(`SELECT min(wake_at) FROM runs WHERE wake_at IS NOT NULL
+      AND workflow IN (SELECT value FROM json_each(?))`),
+    pendingMessageCounts: `SELECT r.workflow, m.queue, count(*) AS count FROM messages m
       JOIN runs r ON r.id = m.run_id WHERE m.consumed_at IS NULL
-        AND r.status NOT IN ('completed', 'failed', 'cancelled') GROUP BY r.workflow, m.queue`),
-    countRuns: p(
+        AND r.status NOT IN ('completed', 'failed', 'cancelled') GROUP BY r.workflow, m.queue`,
+    countRuns:
       "SELECT workflow, version, status, count(*) AS count FROM runs GROUP BY workflow, version, status",
-    ),
-    liveVersions: p(`SELECT workflow, version, count(*) AS count, group_concat(key, char(31)) AS keys FROM (
+    liveVersions: `SELECT workflow, version, count(*) AS count, group_concat(key, char(31)) AS keys FROM (
         SELECT workflow, version, key FROM runs WHERE status NOT IN ('completed', 'failed', 'cancelled'))
-      GROUP BY workflow, version`),
-    insertRejection: p(
+      GROUP BY workflow, version`,
+    insertRejection:
       "INSERT INTO rejections (run_id, queue, body, error, at) VALUES (@runId, @queue, @body, @error, @at)",
-    ),
-    rejections: p(
+    rejections:
       "SELECT id, run_id AS runId, queue, body, error, at FROM rejections WHERE run_id = ? ORDER BY id DESC LIMIT ?",
-    ),
-    registerWorkflow: p(`INSERT INTO workflows (name, version, description, queues, actions, registered_at)
+    registerWorkflow: `INSERT INTO workflows (name, version, description, queues, actions, registered_at)
       VALUES (@name, @version, @description, @queues, @actions, @registeredAt)
       ON CONFLICT (name, version) DO UPDATE SET description = excluded.description, queues = excluded.queues,
-        actions = excluded.actions, registered_at = excluded.registered_at`),
-    workflowMeta:
-      p(`SELECT name, version, description, queues, actions, registered_at AS registeredAt FROM workflows
-      ORDER BY name, version`),
-    requestsAll: p(
+        actions = excluded.actions, registered_at = excluded.registered_at`,
+    workflowMeta: `SELECT name, version, description, queues, actions, registered_at AS registeredAt FROM workflows
+      ORDER BY name, version`,
+    requestsAll:
       "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL ORDER BY id LIMIT ?",
-    ),
-    requestsFor: p(
+    requestsFor:
       "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL AND run_id = ? ORDER BY id",
-    ),
     // The run's created_at goes with the tag (the index orders a tag's runs by it); no such run: no row.
-    setTag: p(`INSERT INTO run_tags (run_id, name, value, run_created_at)
+    setTag: `INSERT INTO run_tags (run_id, name, value, run_created_at)
       SELECT id, ?2, ?3, created_at FROM runs WHERE id = ?1
-      ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value`),
-    runTags: p(`SELECT run_id AS runId, name, value FROM run_tags
-      WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, name`),
-  };
+      ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value`,
+    runTags: `SELECT run_id AS runId, name, value FROM run_tags
+      WHERE run_id IN (SELECT value FROM json_each(?)) ORDER BY run_id, name`,
+  });
 }
