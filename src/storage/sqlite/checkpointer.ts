@@ -28,27 +28,50 @@ const timer = setInterval(tick, workerData.intervalMs);
 parentPort.on("message", () => { clearInterval(timer); tick(); db.close(); parentPort.close(); });
 `;
 
-/** A running background checkpointer; `stop()` runs a last checkpoint and ends the thread. */
+/**
+ * A background checkpointer. Its thread starts at the first `begin()` (the store calls it after its first
+ * write): starting one costs about 1 ms on this thread and more on another at a moment when a resume has
+ * every core busy, and until something is written there is nothing to checkpoint. `stop()` runs a last
+ * checkpoint and ends the thread; stopped, `begin()` does nothing.
+ */
 export interface Checkpointer {
+  begin(): void;
+  /** True once the thread was started. */
+  readonly running: boolean;
   stop(): Promise<void>;
 }
 
 export function startCheckpointer(path: string, limit: number, intervalMs = 100): Checkpointer {
-  const workerData = { module: sqliteModule(), addon: sqliteAddon() ?? null, path, intervalMs, limit };
-  const worker = new Worker(WORKER, { eval: true, workerData });
-  worker.unref();
-  worker.on("error", (err) => {
-    log("warn", "waymark", `the WAL checkpointer stopped (${err.message}); checkpoints happen at close.`);
-  });
+  let worker: Worker | null = null;
+  let stopped = false;
+  const spawn = (): Worker => {
+    const workerData = { module: sqliteModule(), addon: sqliteAddon() ?? null, path, intervalMs, limit };
+    const w = new Worker(WORKER, { eval: true, workerData });
+    w.unref();
+    w.on("error", (err) => {
+      log("warn", "waymark", `the WAL checkpointer stopped (${err.message}); checkpoints happen at close.`);
+    });
+    return w;
+  };
   return {
-    stop: () =>
-      new Promise<void>((resolve) => {
-        const timeout = setTimeout(() => void worker.terminate().then(() => resolve()), 2000);
-        worker.once("exit", () => {
+    begin() {
+      if (!worker && !stopped) worker = spawn();
+    },
+    get running() {
+      return worker !== null;
+    },
+    stop: () => {
+      stopped = true;
+      const w = worker;
+      if (!w) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const timeout = setTimeout(() => void w.terminate().then(() => resolve()), 2000);
+        w.once("exit", () => {
           clearTimeout(timeout);
           resolve();
         });
-        worker.postMessage("stop");
-      }),
+        w.postMessage("stop");
+      });
+    },
   };
 }

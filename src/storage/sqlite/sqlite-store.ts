@@ -156,6 +156,7 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
     // the limit (a starved worker thread on a loaded machine let it reach 41 MB in CI).
     const pageSize = db.pragma("page_size", { simple: true }) as number;
     db.pragma(`wal_autocheckpoint = ${Math.ceil((WAL_BACKSTOP_FACTOR * WAL_SIZE_LIMIT) / pageSize)}`);
+    // Its thread starts after the first commit (see Checkpointer).
     store.checkpointer = startCheckpointer(path, WAL_SIZE_LIMIT);
   }
   return store;
@@ -239,11 +240,14 @@ export class SqliteStore implements Store {
   }
 
   async commit(batch: WriteBatch): Promise<BatchResult> {
+    let result: BatchResult;
     try {
-      return this.commitTx.immediate(batch);
+      result = this.commitTx.immediate(batch);
     } catch (err) {
       throw this.describeWriteError(err);
     }
+    this.checkpointer?.begin();
+    return result;
   }
 
   private describeWriteError(err: unknown): unknown {
@@ -512,7 +516,9 @@ export class SqliteStore implements Store {
   }
 
   async pruneRuns(rules: RetentionRule[], limit: number): Promise<PrunedCount[]> {
-    return this.pruner.prune(rules, limit);
+    const pruned = this.pruner.prune(rules, limit);
+    this.checkpointer?.begin();
+    return pruned;
   }
 
   async nextToExpire(rules: RetentionRule[]): Promise<Array<number | null>> {
