@@ -32,7 +32,15 @@ export async function publishDefinitions(store: Store, defs: Definitions, now: n
       });
     }
   }
-  await store.registerWorkflows(meta);
+  // A version stored as it is now (same description, queues and actions) is not written again: most starts
+  // change nothing, and a write transaction at every start is part of what a resume costs. Its registered
+  // time stays the time it was last published with a change.
+  const stored = new Map((await store.workflowMeta()).map((m) => [`${m.name}\u0000${m.version}`, m]));
+  const changed = meta.filter((m) => {
+    const was = stored.get(`${m.name}\u0000${m.version}`);
+    return !was || was.description !== m.description || was.queues !== m.queues || was.actions !== m.actions;
+  });
+  if (changed.length > 0) await store.registerWorkflows(changed);
 }
 
 /** Refuses a registry that lacks a version some live run still needs. */

@@ -153,7 +153,6 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     // Reads first, so a database that cannot be read is refused before anything is written to it.
     if (this.executes) await checkVersions(this.store, this.defs);
     await this.changes.init();
-    if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
     if (this.executes) await this.schedules.declare();
     // Only a process that executes takes dead owners' runs over; an attached reader writes nothing here.
     if (this.executes)
@@ -163,6 +162,9 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.leases.start(this.executes);
     this.started = true;
     await this.tick();
+    // After the first pass, so resumed runs do not wait on it (the first JSON Schema conversion alone takes
+    // about 1 ms); start() still returns only once other processes can read the definitions.
+    if (this.executes) await publishDefinitions(this.store, this.defs, this.clock.now());
   }
 
   // ---- EngineCore ---------------------------------------------------------------------------
