@@ -101,7 +101,9 @@ export class Instruments {
     const otel = this.meter.createCounter(spec.otel, { description: spec.help });
     return (labels, n = 1) => {
       if (n <= 0) return;
-      this.record(() => counter.inc(labels, n));
+      // Once the registry exists, straight in (no closure: this runs for every step).
+      if (this.made) counter.inc(labels, n);
+      else this.record(() => counter.inc(labels, n));
       otel.add(n, labels);
     };
   }
@@ -128,7 +130,8 @@ export class Instruments {
     });
     return (labels, seconds) => {
       const v = Math.max(0, seconds);
-      this.record(() => histogram.observe(labels, v));
+      if (this.made) histogram.observe(labels, v);
+      else this.record(() => histogram.observe(labels, v));
       otel.record(v, labels);
     };
   }

@@ -18,6 +18,7 @@ export interface MetricsSource {
 /** How a waiting code path was woken, for the scheduler lag histogram. */
 export type LagKind = "sleep" | "retry" | "queue-timeout";
 
+const NO_LABELS = Object.freeze({});
 const SECONDS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 const COMMIT_SECONDS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 const LAG_SECONDS = [0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 15, 60, 300, 3600];
@@ -43,8 +44,16 @@ export interface RunMetrics {
 /** Reports nothing. */
 export const NO_RUN_METRICS: RunMetrics = { attempt() {}, late() {} };
 
+/** The label values a step attempt is counted under, per workflow. */
+interface WorkflowLabels {
+  readonly workflow: Readonly<{ workflow: string }>;
+  readonly completed: Readonly<{ workflow: string; outcome: string }>;
+  readonly failed: Readonly<{ workflow: string; outcome: string }>;
+}
+
 export class EngineMetrics implements RunMetrics, WaymarkMetrics {
   private readonly i = new Instruments();
+  private readonly workflowLabels = new Map<string, WorkflowLabels>();
   private readonly stepsCompleted = this.i.counter({
     prom: "waymark_steps_completed_total",
     otel: "waymark.steps.completed",
@@ -168,15 +177,30 @@ export class EngineMetrics implements RunMetrics, WaymarkMetrics {
 
   /** A step attempt ended after `seconds`; `final` when the step ends with it (completed, or failed for good). */
   attempt(workflow: string, ok: boolean, seconds: number, final: boolean): void {
-    this.stepDuration({ workflow, outcome: ok ? "completed" : "failed" }, seconds);
-    if (!ok) this.attemptsFailed({ workflow });
-    if (ok) this.stepsCompleted({ workflow });
-    else if (final) this.stepsFailed({ workflow });
+    const labels = this.labelsOf(workflow);
+    this.stepDuration(ok ? labels.completed : labels.failed, seconds);
+    if (!ok) this.attemptsFailed(labels.workflow);
+    if (ok) this.stepsCompleted(labels.workflow);
+    else if (final) this.stepsFailed(labels.workflow);
+  }
+
+  /** One workflow's label objects, made once: this runs for every step attempt (never mutated). */
+  private labelsOf(workflow: string): WorkflowLabels {
+    let labels = this.workflowLabels.get(workflow);
+    if (!labels) {
+      labels = Object.freeze({
+        workflow: Object.freeze({ workflow }),
+        completed: Object.freeze({ workflow, outcome: "completed" }),
+        failed: Object.freeze({ workflow, outcome: "failed" }),
+      });
+      this.workflowLabels.set(workflow, labels);
+    }
+    return labels;
   }
 
   /** A group commit took `seconds`. */
   commit(seconds: number): void {
-    this.commitDuration({}, seconds);
+    this.commitDuration(NO_LABELS, seconds);
   }
 
   /** A wake-up due at some time resumed its code `seconds` later. */
