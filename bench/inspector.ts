@@ -15,13 +15,14 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { Engine } from "../src/engine/engine.js";
 import { setup, workflow } from "../src/index.js";
 import { launchBrowser } from "../test/browser.js";
 import { serveInspector } from "../test/inspector/helpers.js";
 import { Closer } from "../test/mcp/helpers.js";
 import { median, ROOT } from "./lib/common.js";
+import { answered, markOf, markProbe } from "./lib/page-marks.js";
 
 /** The last commit whose front end was one hand-diffed closure (before the Preact panels). */
 const DEFAULT_PEER = "e9ee8d3";
@@ -66,50 +67,23 @@ function peerPage(commit: string, dir: string): string {
   return dir;
 }
 
-/**
- * Runs in the page before its own scripts: notes (performance.now(), ms since navigation) when the
- * timeline's first row appears and when the entry panel shows a clicked entry, and the frame after each.
- */
-const PROBE = `(() => {
-  const marks = {};
-  window.__bench = { marks, want: null };
-  const mark = (name) => {
-    if (name in marks) return;
-    marks[name] = performance.now();
-    requestAnimationFrame(() => { marks[name + ":paint"] = performance.now(); });
-  };
+/** The timeline's first row (marks "timeline" and "timeline:paint"). */
+const PROBE = markProbe({ timeline: '.tl-main[data-path="s0"]' });
+
+/** Beside PROBE: notes a click on an entry, and when the entry panel shows that entry. */
+const ENTRY_PROBE = `(() => {
+  const bench = window.__bench;
   new MutationObserver(() => {
-    if (document.querySelector('.tl-main[data-path="s0"]')) mark("timeline");
-    const want = window.__bench.want;
     const shown = document.querySelector(".entry .entry-title .mono");
-    if (want && shown && shown.textContent === want) mark("entry:" + want);
+    if (bench.want && shown && shown.textContent === bench.want) bench.mark("entry:" + bench.want);
   }).observe(document, { subtree: true, childList: true, characterData: true });
   document.addEventListener("click", (ev) => {
     const row = ev.target.closest && ev.target.closest(".tl-main");
     if (!row) return;
-    window.__bench.want = row.dataset.path;
-    marks["click:" + row.dataset.path] = performance.now();
+    bench.want = row.dataset.path;
+    bench.marks["click:" + row.dataset.path] = performance.now();
   }, true);
 })();`;
-
-/** Waits until the probe has noted `name`, and returns what it noted (ms). */
-async function markOf(page: Page, name: string): Promise<number> {
-  for (let i = 0; i < 3000; i++) {
-    const at = await page.evaluate(`window.__bench && window.__bench.marks[${JSON.stringify(name)}]`);
-    if (typeof at === "number") return at;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`the page never showed ${name}`);
-}
-
-/** When the page asked for (`startTime`) or had the last byte of (`responseEnd`) an API path ending so. */
-async function answered(page: Page, suffix: string, when = "responseEnd"): Promise<number> {
-  const at = await page.evaluate(
-    `Math.max(...performance.getEntriesByType("resource").filter((r) => new URL(r.name).pathname.endsWith(${JSON.stringify(suffix)})).map((r) => r.${when}))`,
-  );
-  if (typeof at !== "number" || !Number.isFinite(at)) throw new Error(`the page never read ${suffix}`);
-  return at;
-}
 
 /** What one sample measures (ms). */
 interface Sample {
@@ -130,6 +104,7 @@ async function sample(browser: Browser, url: string): Promise<Sample> {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   try {
     await context.addInitScript(PROBE);
+    await context.addInitScript(ENTRY_PROBE);
     const page = await context.newPage();
     await page.goto(url);
     const paint = await markOf(page, "timeline:paint");

@@ -1,4 +1,5 @@
-// What `npm run bench` measures on a database with a million runs (scenario g): MCP tools over stdio, p50/p95.
+// What `npm run bench` measures on a database with a million runs (scenario g): MCP tools over stdio, p50/p95,
+// and first paint of the inspector's runs list and of a failed run's page in headless Chromium.
 
 import { dec, int, ms, table } from "./lib/format.js";
 import { millionDatabasePath } from "./lib/million-db.js";
@@ -15,6 +16,23 @@ const CALLS: Array<[string, string, number]> = [
   ["get_history, first page", "history", 10],
   ["diagnose_run, failed run", "diagnose", 50],
 ];
+
+/** Inspector pages timed in Chromium: what, metric key, target p50 (ms). */
+const PAINTS: Array<[string, string, number]> = [
+  ["inspector runs list, first paint", "paintRuns", 1000],
+  ["inspector failed run's page (deep link), first paint", "paintRun", 1000],
+];
+
+/** The API calls a page made before it painted, each as the median ms from navigation to its answer. */
+function waterfall(m: Record<string, number> | undefined, key: string): string {
+  if (!m) return "–";
+  const prefix = `${key}Api:`;
+  const calls = Object.entries(m)
+    .filter(([k]) => k.startsWith(prefix))
+    .sort((a, b) => a[1] - b[1])
+    .map(([k, at]) => `${k.slice(prefix.length)} ${ms(at)}`);
+  return calls.length ? calls.join(", ") : "–";
+}
 
 export function planMillion(z: Sizes): Plan {
   const runs = z.quick ? 20_000 : 1_000_000;
@@ -38,6 +56,15 @@ export function planMillion(z: Sizes): Plan {
         goal: `< ${goal} ms`,
         ok: m ? m[`${key}P50`]! < goal : null,
       }));
+      for (const [what, key, goal] of PAINTS)
+        targets.push({
+          scenario: "g",
+          variant: "stdio",
+          what: `${what} p50 (Chromium)`,
+          measured: ms(m?.[`${key}P50`]),
+          goal: `< ${goal} ms`,
+          ok: m ? m[`${key}P50`]! < goal : null,
+        });
       targets.push(
         {
           scenario: "g",
@@ -72,6 +99,25 @@ export function planMillion(z: Sizes): Plan {
           table(["call", "p50", "p95", "target p50"], rows),
           "",
           `Cold start (median of 4 spawns to the first get_run answer): ${ms(m?.coldMs)}. File: ${dec(m?.bytesPerEntry, 0)} bytes per entry over ${int(m?.entries)} entries.`,
+          "",
+          "The inspector on the same file, served by the built CLI (`waymark mcp --http 127.0.0.1:0 --db FILE`) and opened in headless Chromium: first paint from navigation to the frame after the first runs row (runs list) or the first timeline row (a failed run's page opened by its link), each in a fresh context (no cache), 5 samples after one warm-up.",
+          "",
+          table(
+            [
+              "page",
+              "p50",
+              "p95",
+              "target p50",
+              "API calls before the paint (median ms from navigation to answer)",
+            ],
+            PAINTS.map(([what, key, goal]) => [
+              what,
+              ms(m?.[`${key}P50`]),
+              ms(m?.[`${key}P95`]),
+              `< ${goal} ms`,
+              waterfall(m, key),
+            ]),
+          ),
         ].join("\n"),
         targets,
       };

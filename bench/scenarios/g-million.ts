@@ -1,14 +1,20 @@
 // (g) A database with a million runs (bench/lib/million-db.ts), read over a real stdio MCP client spawning the
 // built CLI: list_runs (first page; by workflow, status, error text, time window), list_failures (complete),
 // get_run, a get_history page, diagnose_run on a failed run; p50 and p95 of CALLS calls each. Cold start:
-// spawn to the first answer. Bytes per entry: the file's size over its entries. Reads only: the cached file is
-// opened as it is (no copy of 2 GB per sample), and durability does not apply.
+// spawn to the first answer. Bytes per entry: the file's size over its entries. Then the inspector as a user
+// opens it: the built CLI serves `mcp --http` on the file, and headless Chromium times first paint of the runs
+// list and of a failed run's page (a deep link), each in a fresh context, p50 and p95 of PAINTS; the API calls
+// the page made before it painted are kept (median ms from navigation to each answer), to say what a slow
+// paint waited on. Reads only: the cached file is opened as it is (no copy of 2 GB per sample), and durability
+// does not apply.
 
+import { spawn } from "node:child_process";
 import fs from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import Database from "better-sqlite3";
+import { launchBrowser } from "../../test/browser.js";
 import { type Metrics, median, num, percentile, ROOT, type ScenarioModule } from "../lib/common.js";
 import {
   buildMillionDatabase,
@@ -17,9 +23,12 @@ import {
   MILLION_T0,
   millionAddress,
 } from "../lib/million-db.js";
+import { type ApiCall, firstPaint } from "../lib/page-marks.js";
 import { serverCommand } from "./f-mcp.js";
 
 const CALLS = 25;
+/** First paints timed per page, after one warm-up. */
+const PAINTS = 5;
 
 type Call = (
   name: string,
@@ -129,7 +138,86 @@ async function measure(file: string, runs: number): Promise<Metrics> {
   db.close();
   m.entries = entries;
   m.bytesPerEntry = fs.statSync(file).size / entries;
+  Object.assign(m, await paints(file, runs));
   return m;
+}
+
+/** The built CLI's `waymark mcp --http 127.0.0.1:0` on `db`, and the inspector's address it prints. */
+async function serveInspector(db: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const proc = spawn(process.execPath, ["dist/src/cli/main.js", "mcp", "--http", "127.0.0.1:0", "--db", db], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  const exited = new Promise<void>((resolve) => proc.once("exit", () => resolve()));
+  let err = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    proc.stderr!.on("data", (d) => {
+      err += d;
+      const found = err.match(/run inspector at (http:\/\/\S+)/);
+      if (found) resolve(found[1]!);
+    });
+    proc.once("exit", (code) => reject(new Error(`waymark mcp --http exited (${code}): ${err}`)));
+  });
+  return {
+    url,
+    stop: async () => {
+      proc.kill("SIGTERM");
+      await exited;
+    },
+  };
+}
+
+/** An API path with the run's address left out: /runs/{run}/history. */
+function callName(path: string): string {
+  return path.replace(/^\/runs\/[^/]+\/[^/]+/, "/runs/{run}");
+}
+
+/** p50/p95 of the paints under `name`, and per API call the median ms from navigation to its answer. */
+function paintFigures(name: string, samples: Array<{ paint: number; calls: ApiCall[] }>): Metrics {
+  const m: Metrics = {};
+  m[`${name}P50`] = median(samples.map((s) => s.paint));
+  m[`${name}P95`] = percentile(
+    samples.map((s) => s.paint),
+    95,
+  );
+  const ends = new Map<string, number[]>();
+  for (const s of samples)
+    for (const c of s.calls) {
+      const key = callName(c.path);
+      ends.set(key, [...(ends.get(key) ?? []), c.end]);
+    }
+  for (const [key, at] of ends) if (at.length === samples.length) m[`${name}Api:${key}`] = median(at);
+  return m;
+}
+
+/** First paint of the runs list and of a failed run's page, in fresh Chromium contexts. */
+async function paints(file: string, runs: number): Promise<Metrics> {
+  const server = await serveInspector(file);
+  const browser = await launchBrowser();
+  try {
+    const list = () => firstPaint(browser, server.url, ".runs-table .run-link");
+    const run = (i: number) => {
+      const { workflow, key } = runOf((k) => k.startsWith("fail"), i + 100, runs);
+      return firstPaint(
+        browser,
+        `${server.url}#/run/${encodeURIComponent(workflow)}/${encodeURIComponent(key)}`,
+        ".tl-main",
+      );
+    };
+    // One warm-up each (the browser's first start, the server's first statements), as in bench/inspector.ts.
+    await list();
+    await run(0);
+    const lists: Array<{ paint: number; calls: ApiCall[] }> = [];
+    const pages: Array<{ paint: number; calls: ApiCall[] }> = [];
+    for (let i = 0; i < PAINTS; i++) {
+      lists.push(await list());
+      pages.push(await run(i + 1));
+    }
+    return { ...paintFigures("paintRuns", lists), ...paintFigures("paintRun", pages) };
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
 }
 
 export const scenario: ScenarioModule = {
