@@ -50,8 +50,12 @@ export interface EngineCore {
   readonly childRuns: ChildRunsCore;
   /** The run suspended itself (its patch is queued); drop it from memory. */
   suspended(exec: RunIdentity, status: string): void;
-  /** The run completed, failed or was cancelled (its record is committed). */
-  finished(exec: RunIdentity, status: "completed" | "failed" | "cancelled"): void;
+  /** The run completed, failed or was cancelled (its record, with `fields`, is committed). */
+  finished(
+    exec: RunIdentity,
+    status: "completed" | "failed" | "cancelled",
+    fields?: { output?: string | null; error?: string },
+  ): void;
   /** The run's status changed while it executes here (rolling-back): tell the listeners. */
   statusChanged(exec: RunIdentity, status: "rolling-back"): void;
   /** An entry's record is committed. */

@@ -189,9 +189,26 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     });
   }
 
-  finished(exec: RunIdentity, status: "completed" | "failed" | "cancelled"): void {
+  finished(
+    exec: RunIdentity,
+    status: "completed" | "failed" | "cancelled",
+    fields: { output?: string | null; error?: string } = {},
+  ): void {
     this.active.delete(exec.id);
-    this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
+    // What was just committed, for the watches this event wakes (result() settles from it, no read).
+    this.ending = {
+      id: exec.id,
+      workflow: exec.workflow,
+      key: exec.key,
+      status,
+      output: fields.output ?? null,
+      error: fields.error ?? null,
+    };
+    try {
+      this.events.emit({ type: "run", runId: exec.id, workflow: exec.workflow, key: exec.key, status });
+    } finally {
+      this.ending = null;
+    }
     if (status === "cancelled") void cancelledEnded(this, exec.id, `${exec.workflow}/${exec.key}`);
     else {
       this.childRuns.ended(exec.id);

@@ -560,6 +560,6 @@ export class RunExecution {
     this.trace?.end(status, now);
     this.stop();
     const failed = await this.core.writes.flush();
-    if (!failed.has(this.id)) this.core.finished(this, status);
+    if (!failed.has(this.id)) this.core.finished(this, status, fields);
   }
 }

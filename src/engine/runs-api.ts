@@ -53,7 +53,13 @@ import { checkHandle, type RunRef, runIdOf } from "./run-ref.js";
 import { entryDetail } from "./state-history.js";
 import { checkTags, tagsByRun } from "./tags.js";
 import { type HistoryEntry, type RunInfo, toHistoryEntry, toRunInfo } from "./views.js";
-import { type WatchCondition, type WatchOptions, type WatchResult, watchRun } from "./watch-run.js";
+import {
+  type RunEnd,
+  type WatchCondition,
+  type WatchOptions,
+  type WatchResult,
+  watchRun,
+} from "./watch-run.js";
 import type { WriteQueue } from "./write-queue.js";
 
 /** Messages and reads of runs; the Engine adds execution on top. */
@@ -62,6 +68,8 @@ export abstract class RunsApi {
   abstract readonly writes: WriteQueue;
   abstract readonly events: EventHub;
   abstract readonly active: Map<number, RunExecution>;
+  /** See WatchSource.ending. */
+  ending: RunEnd | null = null;
   abstract readonly loading: Map<number, MessageRow[]>;
   abstract readonly owner: string;
   abstract readonly closed: boolean;
@@ -361,6 +369,7 @@ export abstract class RunsApi {
       handle !== null && (row.workflow !== handle.workflow || row.key !== handle.key);
     return this.watchRun(runId, (row) => foreign(row) || TERMINAL_STATUSES.includes(row.status), {
       ...(timeout !== undefined ? { timeout } : {}),
+      endFields: true,
     }).then(
       ({ reason, run }) => {
         if (handle) checkHandle(handle, run, "engine.result");

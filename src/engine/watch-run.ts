@@ -18,7 +18,15 @@ export interface WatchSource {
   readonly clock: Clock;
   /** Runs executing in this process (their changes arrive as this process's events). */
   readonly active: ReadonlyMap<number, unknown>;
+  /**
+   * While the event of a run this process just finished is delivered: what that finishing write committed
+   * (null otherwise). Read synchronously by the watches the event wakes.
+   */
+  readonly ending?: RunEnd | null;
 }
+
+/** A run's end as its finishing write committed it: enough for `result()`. */
+export type RunEnd = Pick<RunRow, "id" | "workflow" | "key" | "status" | "output" | "error">;
 
 /** A condition on a run: a truthy value ends the watch with that value. */
 export type WatchCondition<T> = (run: RunRow) => T | Promise<T>;
@@ -32,6 +40,11 @@ export interface WatchOptions {
   entries?: boolean;
   /** Called with the run each time it was read, before the condition is applied (progress reports). */
   onRead?(run: RunRow): void;
+  /**
+   * The condition (and `onRead`, and the result's `run`) only read the fields of RunEnd: when this process
+   * finishes the run, they get what its finishing write committed instead of a read of the row.
+   */
+  endFields?: boolean;
 }
 
 /** How a watch ended: the condition held (`value` is what it returned), the timeout passed, or the signal fired. */
@@ -73,7 +86,9 @@ export function watchRun<T>(
       options.signal?.removeEventListener("abort", onAbort);
     };
     const read = async (): Promise<RunRow> => {
-      const row = await source.store.getRun(runId);
+      // Synchronous up to here: a check started by the finishing event sees `ending` (a later one reads).
+      const end = options.endFields ? source.ending : null;
+      const row = end?.id === runId ? (end as RunRow) : await source.store.getRun(runId);
       if (!row) throw new RunNotFoundError(runId);
       options.onRead?.(row);
       return row;

@@ -1,6 +1,6 @@
 // watchRun: the one way to wait on a run, on the injected clock; result() and the MCP tools are built on it.
 
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import type { Engine } from "../../src/engine/engine.js";
 import { attach, FakeClock, setup, workflow } from "../../src/index.js";
@@ -18,8 +18,18 @@ const approval = workflow({
   },
 });
 
+const quick = workflow({
+  run: async (ctx, input: { fail?: boolean }) => {
+    const n = await ctx.step("one", () => 1);
+    if (input.fail) throw new Error("no");
+    return { n };
+  },
+});
+
 async function start(clock: FakeClock, database = tempDb()): Promise<Engine> {
-  return closeLater(await setup({ use: { approval } }).start({ database, clock })) as unknown as Engine;
+  return closeLater(
+    await setup({ use: { approval, quick } }).start({ database, clock }),
+  ) as unknown as Engine;
 }
 
 describe("watchRun", () => {
@@ -33,6 +43,19 @@ describe("watchRun", () => {
     const finished = engine.watchRun(run.id, (r) => r.status === "completed");
     await run.send("decisions", { by: "ann" });
     expect(await finished).toMatchObject({ reason: "until", value: true, run: { status: "completed" } });
+  });
+
+  it("result() of a run this process finishes settles from the finishing write: the run is read once, at the start", async () => {
+    const engine = await start(new FakeClock());
+    const reads = vi.spyOn(engine.store, "getRun");
+    const ok = await engine.getOrCreate("quick", "q-1", {});
+    await expect(ok.result()).resolves.toEqual({ n: 1 });
+    expect(reads.mock.calls.filter(([id]) => id === ok.id)).toHaveLength(1);
+    const bad = await engine.getOrCreate("quick", "q-2", { fail: true });
+    await expect(bad.result()).rejects.toThrow(/no/);
+    expect(reads.mock.calls.filter(([id]) => id === bad.id)).toHaveLength(1);
+    // What it settled from is what was committed.
+    expect(await engine.store.getRun(ok.id)).toMatchObject({ status: "completed", output: '{"n":1}' });
   });
 
   it("times out on the engine's clock: nothing before the clock moves, at once when it passes the timeout", async () => {
