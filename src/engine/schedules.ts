@@ -41,6 +41,9 @@ export class Schedules implements ScheduleControl {
 
   /** Declares this code's schedules in the database (others become orphaned); at start, by a process that executes. */
   async declare(): Promise<void> {
+    // Code without schedules and a table with none live: nothing to write, so no write transaction (most
+    // starts; it is part of what a resume costs).
+    if (this.defs.size === 0 && (await this.engine.store.schedules()).every((r) => r.orphaned)) return;
     const now = this.engine.clock.now();
     const decls = [...this.defs.values()].map((d) => ({
       name: d.name,

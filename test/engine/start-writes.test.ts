@@ -1,7 +1,8 @@
 // What a start writes before and after its first pass: definitions stored as they are now are not written
-// again (a restart that changes nothing leaves the workflows table as it was); a changed one is.
+// again (a restart that changes nothing leaves the workflows table as it was); a changed one is. Code
+// without schedules does not write the schedules table when none is live there.
 
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import { internals } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb } from "../helpers.js";
@@ -30,4 +31,21 @@ it("a restart publishes only the workflow definitions that changed", async () =>
     ["a", null, T0],
     ["b", "now described", T0 + 2000],
   ]);
+});
+
+it("a start with no schedules in its code, and none live in the database, writes no schedules", async () => {
+  const database = tempDb();
+  const plain = workflow({ run: async () => 1 });
+  const engine = closeLater(await setup({ use: { plain } }).start({ database }));
+  const store = internals(engine).store;
+  await engine.close();
+  const sync = vi.spyOn(Object.getPrototypeOf(store), "syncSchedules");
+  try {
+    const again = closeLater(await setup({ use: { plain } }).start({ database }));
+    expect(sync).not.toHaveBeenCalled();
+    expect(await internals(again).store.schedules()).toEqual([]);
+    await again.close();
+  } finally {
+    sync.mockRestore();
+  }
 });
