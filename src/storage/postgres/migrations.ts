@@ -273,6 +273,11 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   // index finds a group's first and last failure and counts the part of a day a window starts in, the other
   // reads a group's newest runs (list_failures' keys, replay_runs by signature) without scanning its workflow.
   (s) => failureCountsPostgres(s),
+  // 13: run counts by workflow, version and status (the inspector's runs list, list_workflows, metrics, the
+  // pruner) read from an index that covers them, as on SQLite.
+  (s) => `
+  CREATE INDEX runs_counts ON ${s}.runs (workflow, version, status);
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */
