@@ -367,9 +367,15 @@ export abstract class RunsApi {
     const handle = ref instanceof RunHandle ? ref : null;
     const foreign = (row: RunRow) =>
       handle !== null && (row.workflow !== handle.workflow || row.key !== handle.key);
+    // A run executing here (the handle's own) ends with a local event: no read is needed before it.
+    const exec = this.active.get(runId);
+    const executingHere =
+      exec !== undefined &&
+      (handle === null || (exec.workflow === handle.workflow && exec.key === handle.key));
     return this.watchRun(runId, (row) => foreign(row) || TERMINAL_STATUSES.includes(row.status), {
       ...(timeout !== undefined ? { timeout } : {}),
       endFields: true,
+      executingHere,
     }).then(
       ({ reason, run }) => {
         if (handle) checkHandle(handle, run, "engine.result");

@@ -45,6 +45,11 @@ export interface WatchOptions {
    * finishes the run, they get what its finishing write committed instead of a read of the row.
    */
   endFields?: boolean;
+  /**
+   * The caller saw the run executing in this process (in `active`, so not finished): the first look is
+   * the one its next status event (or the timeout, or the signal) causes, not a read at once.
+   */
+  executingHere?: boolean;
 }
 
 /** How a watch ended: the condition held (`value` is what it returned), the timeout passed, or the signal fired. */
@@ -149,6 +154,6 @@ export function watchRun<T>(
       timeout !== undefined ? afterClock(source.clock, timeout, () => end("timeout")) : undefined;
     if (options.signal?.aborted) end("aborted");
     else options.signal?.addEventListener("abort", onAbort);
-    void check();
+    if (!options.executingHere || ending) void check();
   });
 }

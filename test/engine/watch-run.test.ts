@@ -45,17 +45,20 @@ describe("watchRun", () => {
     expect(await finished).toMatchObject({ reason: "until", value: true, run: { status: "completed" } });
   });
 
-  it("result() of a run this process finishes settles from the finishing write: the run is read once, at the start", async () => {
+  it("result() of a run executing here settles from its finishing write, without reading the run", async () => {
     const engine = await start(new FakeClock());
     const reads = vi.spyOn(engine.store, "getRun");
     const ok = await engine.getOrCreate("quick", "q-1", {});
     await expect(ok.result()).resolves.toEqual({ n: 1 });
-    expect(reads.mock.calls.filter(([id]) => id === ok.id)).toHaveLength(1);
+    expect(reads.mock.calls.filter(([id]) => id === ok.id)).toHaveLength(0);
     const bad = await engine.getOrCreate("quick", "q-2", { fail: true });
     await expect(bad.result()).rejects.toThrow(/no/);
-    expect(reads.mock.calls.filter(([id]) => id === bad.id)).toHaveLength(1);
-    // What it settled from is what was committed.
+    expect(reads.mock.calls.filter(([id]) => id === bad.id)).toHaveLength(0);
+    // What it settled from is what was committed; a finished run's result() reads it.
     expect(await engine.store.getRun(ok.id)).toMatchObject({ status: "completed", output: '{"n":1}' });
+    reads.mockClear();
+    await expect(ok.result()).resolves.toEqual({ n: 1 });
+    expect(reads).toHaveBeenCalledTimes(1);
   });
 
   it("times out on the engine's clock: nothing before the clock moves, at once when it passes the timeout", async () => {
