@@ -32,3 +32,36 @@ describe("countRuns reads a covering index", () => {
     );
   });
 });
+
+describe("liveVersions seeks the unfinished runs", () => {
+  it("on SQLite: EXPLAIN QUERY PLAN searches runs_status_created by status, no scan; counts and keys are right", async () => {
+    const store = openSqliteStore(tempDb());
+    onCleanup(() => store.close());
+    const db = store.db;
+    const insert =
+      db.prepare(`INSERT INTO runs (workflow, key, version, status, initial_state, state, created_at, updated_at)
+        VALUES (?, ?, ?, ?, '{}', '{}', ?, ?)`);
+    db.transaction(() => {
+      for (let i = 0; i < 3000; i++)
+        insert.run(`wf-${i % 3}`, `k${i}`, 1 + (i % 2), i % 100 === 0 ? "waiting" : "completed", i, i);
+    })();
+    db.exec("ANALYZE");
+    const sql = prepareStatements(db).liveVersions.source;
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map(
+      (r) => r.detail,
+    );
+    expect(
+      plan.some((d) => d.startsWith("SCAN runs")),
+      plan.join(" | "),
+    ).toBe(false);
+    expect(plan.join(" | ")).toContain("USING INDEX runs_status_created (status=?)");
+    const live = await store.liveVersions();
+    // i % 100 === 0 → i even, so version 1; workflows by i % 3.
+    expect(live.map((l) => [l.workflow, l.version, l.count]).sort()).toEqual([
+      ["wf-0", 1, 10],
+      ["wf-1", 1, 10],
+      ["wf-2", 1, 10],
+    ]);
+    expect(live.find((l) => l.workflow === "wf-0")!.keys.slice(0, 2)).toEqual(["k0", "k300"]);
+  });
+});

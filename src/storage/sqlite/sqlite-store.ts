@@ -330,13 +330,8 @@ export class SqliteStore implements Store {
   }
 
   async liveVersions(): Promise<Array<{ workflow: string; version: number; count: number; keys: string[] }>> {
-    const rows = this.stmts.liveVersions.all() as Array<{
-      workflow: string;
-      version: number;
-      count: number;
-      keys: string;
-    }>;
-    return rows.map((r) => ({ ...r, keys: r.keys.split("\u001f").slice(0, 20) }));
+    const rows = this.stmts.liveVersions.all() as Array<{ workflow: string; version: number; count: number }>;
+    return rows.map((r) => ({ ...r, keys: this.stmts.liveKeys.all(r.workflow, r.version) as string[] }));
   }
 
   async listEntries(runId: number, afterSeq: number, limit: number): Promise<EntryRow[]> {
