@@ -4,11 +4,11 @@ import { latestCompletedSql } from "./run-queries.js";
 import { NEEDS_SLOT } from "./slots.js";
 import {
   ENTRY_COLUMNS,
+  LIVE_SQL,
   MESSAGE_COLUMNS,
   REQUEST_COLUMNS,
   runColumns,
   type Tables,
-  LIVE_SQL,
   TERMINAL_SQL,
 } from "./sql.js";
 
