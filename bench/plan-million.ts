@@ -10,6 +10,7 @@ const CALLS: Array<[string, string, number]> = [
   ["list_runs by workflow", "listWorkflow", 10],
   ["list_runs by status", "listStatus", 10],
   ["list_runs by error text", "listError", 10],
+  ["list_runs by error text no run holds", "listErrorRare", 10],
   ["list_runs in a time window", "listTime", 10],
   ["list_failures (complete)", "failures", 50],
   ["get_run", "getRun", 10],

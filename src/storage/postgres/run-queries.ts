@@ -46,7 +46,8 @@ function runFilters(q: RunQuery, where: string[], arg: (v: unknown) => string, p
   if (q.status && q.status.length > 0) where.push(`${p}status = ANY(${arg(q.status)}::text[])`);
   if (q.key !== undefined) where.push(`${p}key = ${arg(q.key)}`);
   if (q.keyContains) where.push(`strpos(${p}key, ${arg(q.keyContains)}) > 0`);
-  if (q.errorContains) where.push(`strpos(lower(${p}error), lower(${arg(q.errorContains)})) > 0`);
+  if (q.errorContains)
+    where.push(`${p}error IS NOT NULL AND strpos(lower(${p}error), lower(${arg(q.errorContains)})) > 0`);
   if (q.createdAfter !== undefined) where.push(`${p}created_at >= ${arg(q.createdAfter)}`);
   if (q.createdBefore !== undefined) where.push(`${p}created_at < ${arg(q.createdBefore)}`);
   if (q.version !== undefined) where.push(`${p}version = ${arg(q.version)}`);

@@ -263,6 +263,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   CREATE INDEX runs_counts ON runs (workflow, version, status);
   `,
+  // 14: a search in error text (list_runs errorContains) walks only the runs that have an error, newest first:
+  // a string no run's error holds took 0.5-3.4 s over a million runs (every run visited), now the failing few.
+  `
+  CREATE INDEX runs_error_created ON runs (created_at, id) WHERE error IS NOT NULL;
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

@@ -44,7 +44,8 @@ function runFilters(q: RunQuery, where: string[], args: unknown[]): void {
     args.push(q.keyContains);
   }
   if (q.errorContains) {
-    where.push("instr(lower(error), lower(?)) > 0");
+    // "error IS NOT NULL" lets the planner take the partial index runs_error_created.
+    where.push("error IS NOT NULL AND instr(lower(error), lower(?)) > 0");
     args.push(q.errorContains);
   }
   if (q.createdAfter !== undefined) {
