@@ -36,7 +36,9 @@ export async function listen(
   port: number,
   freePort = "--http 127.0.0.1:0",
 ): Promise<http.Server> {
-  const server = http.createServer();
+  // Until serveHttp takes the server over, a request (a client retrying while the database opens and the
+  // registry loads) is told to come back, not left hanging.
+  const server = http.createServer(answerStarting);
   await new Promise<void>((resolve, reject) => {
     server.once("error", (err: NodeJS.ErrnoException) =>
       reject(new ListenError(host, port, err.code, err, freePort)),
@@ -45,4 +47,18 @@ export async function listen(
   });
   server.removeAllListeners("error");
   return server;
+}
+
+/** The answer while the server starts: 503 with Retry-After, as a JSON-RPC error naming what to do. */
+export function answerStarting(_req: http.IncomingMessage, res: http.ServerResponse): void {
+  res.writeHead(503, { "content-type": "application/json", "retry-after": "1" }).end(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32000,
+        message: "The Waymark server is starting (opening its database); retry in a second.",
+      },
+    }),
+  );
 }

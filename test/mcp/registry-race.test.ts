@@ -50,6 +50,7 @@ test("a client connecting while the registry module loads is not blamed on the m
   closer.add(() => {
     for (const s of sockets) s.destroy();
   });
+  let early: number | string | undefined;
   for (let i = 0; i < 400 && !/listening on|leaves/.test(stderr) && child.exitCode === null; i++) {
     await new Promise<void>((resolve) => {
       const s = net.connect(port, "127.0.0.1", () => {
@@ -59,9 +60,23 @@ test("a client connecting while the registry module loads is not blamed on the m
       });
       s.on("error", () => resolve());
     });
+    if (connected > 0 && early === undefined) {
+      early = await new Promise<number | string>((resolve) => {
+        const req = http.get(`http://127.0.0.1:${port}/mcp`, (r) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        });
+        req.setTimeout(5000, () => {
+          req.destroy();
+          resolve("no answer in 5 s");
+        });
+        req.on("error", (err) => resolve(err.message));
+      });
+    }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   expect(connected, "connections made while the module loaded").toBeGreaterThan(0);
+  expect(early, "a request made while the module loaded is told to retry, not left hanging").toBe(503);
   expect(stderr).not.toContain("leaves");
   expect(stderr).toContain("listening on");
   const res = await new Promise<number>((resolve, reject) =>
