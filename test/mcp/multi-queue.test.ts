@@ -139,10 +139,68 @@ describe.each(DATABASES)(`a wait on ${MAX_WAIT_QUEUES} queues over MCP ($name)`,
     expect(listed.isError, text(listed)).toBeFalsy();
     expect(text(listed)).toContain(more);
 
+    // review_approvals: one wait, its first 10 queues with their schemas, the rest counted.
+    const review = await call(client, "review_approvals", {});
+    expect(review.isError, text(review)).toBeFalsy();
+    expect(JSON.stringify(review).length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+    const [approval] = review.structuredContent!.approvals;
+    expect(approval.queues).toHaveLength(10);
+    expect(approval.moreQueues).toBe(MAX_WAIT_QUEUES - 10);
+    expect(text(review)).toContain(more);
+
     // The review prompt shows the first 10 schemas, not one per queue.
     const prompt = await client.getPrompt({ name: "review_pending_approvals", arguments: {} });
     const said = JSON.stringify(prompt.messages);
     expect(said).toContain("and 90 more queues (their schemas: get_run)");
     expect(said.split("$schema").length - 1).toBe(10);
+  });
+});
+
+// 30 runs each waiting on 10 queues with wordy schemas: more than one answer holds. The waits left out of an
+// answer are reached with its nextCursor, each once, and the suggested calls name only waits it shows.
+const wordy = Object.fromEntries(
+  Array.from({ length: 10 }, (_, i) => [
+    `q${i}`,
+    z.object(
+      Object.fromEntries(
+        Array.from({ length: 12 }, (_, f) => [
+          `field${f}`,
+          z.string().describe(`What field ${f} of the decision says`),
+        ]),
+      ),
+    ),
+  ]),
+) as Record<string, z.ZodType<Record<string, string>>>;
+const ten = workflow({
+  queues: wordy,
+  run: async (ctx) => ctx.queue.next("decide", { queue: Object.keys(wordy) }),
+});
+
+describe("review_approvals pages past what one answer holds", () => {
+  it("every wait is reached through nextCursor once; next actions name shown waits only", async () => {
+    const engine = (await setup({ use: { ten } }).start({ database: tempDb(closer) })) as unknown as Engine;
+    closer.add(() => engine.close());
+    const client = await connect(closer, engine);
+    for (let i = 0; i < 30; i++)
+      await waitForStatus(engine, await engine.getOrCreate("ten", `t-${i}`), ["waiting"]);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    for (; pages < 30; ) {
+      pages++;
+      const r = await call(client, "review_approvals", { limit: 50, ...(cursor ? { cursor } : {}) });
+      expect(r.isError, text(r)).toBeFalsy();
+      expect(JSON.stringify(r).length).toBeLessThanOrEqual(MAX_ANSWER_CHARS);
+      const keys = r.structuredContent!.approvals.map((a: { key: string }) => a.key);
+      seen.push(...keys);
+      for (const action of r.structuredContent!.nextActions as string[]) {
+        const key = /"key":"(t-\d+)"/.exec(action)?.[1];
+        if (key) expect(keys).toContain(key);
+      }
+      cursor = r.structuredContent!.nextCursor ?? undefined;
+      if (!cursor) break;
+    }
+    expect(pages, "answers needed for 30 waits").toBeGreaterThan(1);
+    expect([...seen].sort()).toEqual(Array.from({ length: 30 }, (_, i) => `t-${i}`).sort());
   });
 });

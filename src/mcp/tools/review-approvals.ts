@@ -6,7 +6,9 @@
 
 import { z } from "zod";
 import { actionLine, call } from "../../diagnosis/index.js";
+import { encodeCursor } from "../../engine/cursor.js";
 import type { RunInfo, WaitInfo } from "../../engine/views.js";
+import { SHOWN_QUEUES } from "../../format.js";
 import { APPROVALS_VIEW_URI } from "../apps/uris.js";
 import { fitAnswer, fitItems } from "../budget.js";
 import type { McpContext } from "../context.js";
@@ -31,7 +33,13 @@ const approvalShape = z.object({
         messageSchema: z.unknown().describe("JSON Schema a message on it must match, or null."),
       }),
     )
-    .describe("Every queue the wait takes a message from (the first to arrive on any answers it), in order."),
+    .describe(
+      `The queues the wait takes a message from (the first to arrive on any answers it), in order: the first ${SHOWN_QUEUES}.`,
+    ),
+  moreQueues: z
+    .number()
+    .optional()
+    .describe(`Queues of the wait past the first ${SHOWN_QUEUES} (see get_run).`),
   batch: z
     .object({
       count: z.number().describe("Messages the batch waits for (ctx.queue.nextBatch's count)."),
@@ -86,26 +94,35 @@ export const reviewApprovals = defineTool({
         // A wait on several queues is asked for by any of them, and then said whole.
         if (args.queue && !on.some((w) => w.queue === args.queue)) continue;
         const queues = [];
-        for (const w of on) {
+        for (const w of on.slice(0, SHOWN_QUEUES)) {
           const schema = await queueJsonSchema(ctx, run.workflow, run.version, w.queue!);
           queues.push({ queue: w.queue!, schema: schema ?? null });
         }
-        waits.push({ run, wait: on[0]!, entry, queues, batch: await batchOf(ctx, run, entry) });
+        const moreQueues = on.length - queues.length;
+        waits.push({ run, wait: on[0]!, entry, queues, moreQueues, batch: await batchOf(ctx, run, entry) });
       }
     }
     const canAnswer = ctx.offers("send_message");
-    const suggested = waits
-      .slice(0, 3)
-      .map(({ run, queues }) =>
-        call(
-          "send_message",
-          { workflow: run.workflow, key: run.key, queue: queues[0]!.queue, body: "<matching messageSchema>" },
-          `answer ${run.workflow}/${run.key}${queues.length > 1 ? ` (or on ${orList(queues.slice(1).map((q) => q.queue))})` : ""}`,
-        ),
-      );
-    const nextActions = ctx.forServer(suggested).map((a) => actionLine(a, false));
+    /** The calls answering the first waits shown (never one the answer left out). */
+    const nextActionsFor = (shown: Wait[]) =>
+      ctx
+        .forServer(
+          shown.slice(0, 3).map(({ run, queues }) =>
+            call(
+              "send_message",
+              {
+                workflow: run.workflow,
+                key: run.key,
+                queue: queues[0]!.queue,
+                body: "<matching messageSchema>",
+              },
+              `answer ${run.workflow}/${run.key}${queues.length > 1 ? ` (or on ${orList(queues.slice(1).map((q) => q.queue))})` : ""}`,
+            ),
+          ),
+        )
+        .map((a) => actionLine(a, false));
     return fitAnswer((s) => {
-      const all = waits.map(({ run, wait, entry, queues, batch }) => {
+      const all = waits.map(({ run, wait, entry, queues, moreQueues, batch }) => {
         const uri = runUri(run.workflow, run.key);
         const schemas = queues.map((q) => ({
           queue: q.queue,
@@ -118,6 +135,7 @@ export const reviewApprovals = defineTool({
           entry,
           queue: schemas[0]!.queue,
           queues: schemas,
+          ...(moreQueues > 0 ? { moreQueues } : {}),
           batch,
           until: iso(wait.until),
           messageSchema: schemas[0]!.messageSchema,
@@ -128,6 +146,9 @@ export const reviewApprovals = defineTool({
       });
       const approvals = fitItems(all, 15_000);
       const more = approvals.length < all.length;
+      // Waits that did not fit are the next page's: it starts after the last run shown whole.
+      const nextCursor = more ? cursorAfterShown(waits, approvals.length) : page.nextCursor;
+      const nextActions = nextActionsFor(waits.slice(0, approvals.length));
       const lines = approvals.length
         ? approvals.map(
             (a) =>
@@ -136,19 +157,32 @@ export const reviewApprovals = defineTool({
         : [
             `No run waits for a message${args.queue ? ` on queue "${args.queue}"` : ""}${args.workflow ? ` in workflow "${args.workflow}"` : ""} in this page.`,
           ];
-      const head = `${approvals.length} wait(s) for a decision${more ? ` (of ${all.length}; the rest did not fit: ask with a smaller limit)` : ""}${canAnswer ? "" : "; this server is read-only, so answer them with a writable server"}:`;
+      const head = `${approvals.length} wait(s) for a decision${more ? ` (of ${all.length}; the rest did not fit: ${nextCursor ? "pass nextCursor as cursor for them" : "ask with a smaller limit"})` : ""}${canAnswer ? "" : "; this server is read-only, so answer them with a writable server"}:`;
       return {
         text: [
           head,
           ...lines,
-          ...(page.nextCursor ? ["More runs: pass nextCursor as cursor."] : []),
+          ...(nextCursor && !more ? ["More runs: pass nextCursor as cursor."] : []),
           ...(nextActions.length ? [`Next: ${nextActions.join(" | ")}`] : []),
         ].join("\n"),
-        structured: { approvals, canAnswer, nextCursor: page.nextCursor, nextActions },
+        structured: { approvals, canAnswer, nextCursor, nextActions },
       };
     });
   },
 });
+
+/**
+ * The cursor of a page that starts after the last run whose waits are all among the first `shown`; null
+ * when the first run's own waits did not all fit (a smaller answer cannot be had by paging).
+ */
+function cursorAfterShown(waits: Wait[], shown: number): string | null {
+  const cut = waits[shown]!.run.id;
+  for (let i = shown - 1; i >= 0; i--) {
+    const run = waits[i]!.run;
+    if (run.id !== cut) return encodeCursor([run.createdAt, run.id]);
+  }
+  return null;
+}
 
 interface Wait {
   run: RunInfo;
@@ -156,6 +190,8 @@ interface Wait {
   wait: WaitInfo;
   entry: string;
   queues: Array<{ queue: string; schema: unknown }>;
+  /** Queues past the first SHOWN_QUEUES. */
+  moreQueues: number;
   batch: { count: number; arrived: number } | null;
 }
 
@@ -196,8 +232,12 @@ function orList(names: string[]): string {
 }
 
 /** 'a message on "approve" or "reject"', 'a batch of 3 messages on "items" (1 of 3 arrived)'. */
-function waitsFor(a: { queues: Array<{ queue: string }>; batch: { count: number; arrived: number } | null }) {
-  const on = orList(a.queues.map((q) => q.queue));
+function waitsFor(a: {
+  queues: Array<{ queue: string }>;
+  moreQueues?: number;
+  batch: { count: number; arrived: number } | null;
+}) {
+  const on = `${orList(a.queues.map((q) => q.queue))}${a.moreQueues ? ` and ${a.moreQueues} more queues` : ""}`;
   return a.batch
     ? `a batch of ${a.batch.count} message${a.batch.count === 1 ? "" : "s"} on ${on} (${a.batch.arrived} of ${a.batch.count} arrived)`
     : `a message on ${on}`;
