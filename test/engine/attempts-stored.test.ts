@@ -3,6 +3,7 @@
 // SQLite and PostgreSQL.
 
 import { describe, expect, it } from "vitest";
+import { waitForStatus } from "../../fixtures/wait.js";
 import { internals } from "../../src/engine/engine.js";
 import { FakeClock, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb } from "../helpers.js";
@@ -36,7 +37,8 @@ describe.each(BACKENDS)("attempts as stored on $name", (backend) => {
       await setup({ use: { twice } }).start({ database: await backend.database(), clock }),
     );
     const run = await engine.getOrCreate("twice", "t-1", undefined);
-    await engine.tick();
+    // The retry is due 1 s after the failed attempt: advance only once it has failed.
+    await waitForStatus(engine, run, ["retrying"]);
     clock.advance(1000);
     await engine.tick();
     await run.result();

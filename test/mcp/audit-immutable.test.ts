@@ -35,8 +35,9 @@ test("every write tool and inspector write endpoint only appends to the audit", 
   expect(after.slice(-before.length)).toEqual(before);
   expect(new Set(after.slice(0, -before.length).map((e) => e.action))).toEqual(new Set(writeTools));
   // The Store API offers appending and reading only.
-  const methods = Object.getOwnPropertyNames(Object.getPrototypeOf(engine.store)).filter((m) =>
-    /audit/i.test(m),
+  const proto = Object.getPrototypeOf(engine.store);
+  const methods = Object.getOwnPropertyNames(proto).filter(
+    (m) => /audit/i.test(m) && typeof Object.getOwnPropertyDescriptor(proto, m)?.value === "function",
   );
   expect(methods.sort()).toEqual(["appendAudit", "countAudit", "listAudit"]);
 });
