@@ -12,7 +12,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../log.js";
 import { count, DEFAULT_HTTP_PORT, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from "./limits.js";
-import { answerStarting, listen } from "./listen.js";
+import { listen, serveOn } from "./listen.js";
 
 export interface HttpOptions {
   /** Address to bind (default 127.0.0.1). */
@@ -321,8 +321,7 @@ export async function serveHttp(factory: () => McpServer, options: HttpOptions =
   }
 
   const httpServer = options.server ?? (await listen(host, options.port ?? DEFAULT_HTTP_PORT));
-  httpServer.off("request", answerStarting);
-  httpServer.on("request", (req: IncomingMessage, res: ServerResponse) => {
+  serveOn(httpServer, (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       log("error", "waymark mcp", `HTTP request failed: ${err instanceof Error ? err.message : String(err)}`);
       jsonError(res, 500, -32603, "Internal server error.");

@@ -49,8 +49,14 @@ export async function listen(
   return server;
 }
 
+/** Serves `handler` on a server bound with listen(), in place of the answer it gave while starting. */
+export function serveOn(server: http.Server, handler: http.RequestListener): void {
+  server.off("request", answerStarting);
+  server.on("request", handler);
+}
+
 /** The answer while the server starts: 503 with Retry-After, as a JSON-RPC error naming what to do. */
-export function answerStarting(_req: http.IncomingMessage, res: http.ServerResponse): void {
+function answerStarting(_req: http.IncomingMessage, res: http.ServerResponse): void {
   res.writeHead(503, { "content-type": "application/json", "retry-after": "1" }).end(
     JSON.stringify({
       jsonrpc: "2.0",

@@ -25,6 +25,11 @@ export const RUN_STATUSES: readonly RunStatus[] = [
   "cancelled",
 ];
 
+/** The statuses of a run not finished yet, as an SQL list both stores use: one the status index can seek, where NOT IN the finished ones scans. */
+export const LIVE_STATUSES_SQL = `(${RUN_STATUSES.filter((s) => !TERMINAL_STATUSES.includes(s))
+  .map((s) => `'${s}'`)
+  .join(", ")})`;
+
 /** One run as stored. JSON-typed fields hold JSON text. */
 export interface RunRow {
   id: number;

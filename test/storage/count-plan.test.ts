@@ -7,19 +7,24 @@ import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import { prepareStatements } from "../../src/storage/sqlite/statements.js";
 import { onCleanup, tempDb } from "../helpers.js";
 
+/** A store holding `n` runs: run i of workflow wf-(i % 3), version 1 + (i % 2), key ki, `status(i)`; analysed. */
+function storeWithRuns(n: number, status: (i: number) => string) {
+  const store = openSqliteStore(tempDb());
+  onCleanup(() => store.close());
+  const db = store.db;
+  const insert =
+    db.prepare(`INSERT INTO runs (workflow, key, version, status, initial_state, state, created_at, updated_at)
+      VALUES (?, ?, ?, ?, '{}', '{}', ?, ?)`);
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) insert.run(`wf-${i % 3}`, `k${i}`, 1 + (i % 2), status(i), i, i);
+  })();
+  db.exec("ANALYZE");
+  return { store, db };
+}
+
 describe("countRuns reads a covering index", () => {
   it("on SQLite: EXPLAIN QUERY PLAN scans runs_counts only, with no sort for the grouping", async () => {
-    const store = openSqliteStore(tempDb());
-    onCleanup(() => store.close());
-    const db = store.db;
-    const insert =
-      db.prepare(`INSERT INTO runs (workflow, key, version, status, initial_state, state, created_at, updated_at)
-        VALUES (?, ?, ?, ?, '{}', '{}', ?, ?)`);
-    db.transaction(() => {
-      for (let i = 0; i < 300; i++)
-        insert.run(`wf-${i % 3}`, `k${i}`, 1 + (i % 2), ["completed", "failed", "running"][i % 3], i, i);
-    })();
-    db.exec("ANALYZE");
+    const { store, db } = storeWithRuns(300, (i) => ["completed", "failed", "running"][i % 3]!);
     const sql = prepareStatements(db).countRuns.source;
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map(
       (r) => r.detail,
@@ -35,17 +40,7 @@ describe("countRuns reads a covering index", () => {
 
 describe("liveVersions seeks the unfinished runs", () => {
   it("on SQLite: EXPLAIN QUERY PLAN searches runs_status_created by status, no scan; counts and keys are right", async () => {
-    const store = openSqliteStore(tempDb());
-    onCleanup(() => store.close());
-    const db = store.db;
-    const insert =
-      db.prepare(`INSERT INTO runs (workflow, key, version, status, initial_state, state, created_at, updated_at)
-        VALUES (?, ?, ?, ?, '{}', '{}', ?, ?)`);
-    db.transaction(() => {
-      for (let i = 0; i < 3000; i++)
-        insert.run(`wf-${i % 3}`, `k${i}`, 1 + (i % 2), i % 100 === 0 ? "waiting" : "completed", i, i);
-    })();
-    db.exec("ANALYZE");
+    const { store, db } = storeWithRuns(3000, (i) => (i % 100 === 0 ? "waiting" : "completed"));
     const sql = prepareStatements(db).liveVersions.source;
     const plan = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map(
       (r) => r.detail,

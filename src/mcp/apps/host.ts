@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { RESOURCE_MIME_TYPE } from "@modelcontextprotocol/ext-apps/server";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { answerStarting, listen } from "../listen.js";
+import { listen, serveOn } from "../listen.js";
 import { bundleScript } from "./html.js";
 
 const PAGE = fileURLToPath(new URL("./host/page.js", import.meta.url));
@@ -67,8 +67,7 @@ export async function startAppsHost(options: AppsHostOptions): Promise<AppsHost>
   const port = typeof address === "object" && address ? address.port : 0;
   const origin = `http://127.0.0.1:${port}`;
 
-  server.off("request", answerStarting);
-  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+  serveOn(server, (req: IncomingMessage, res: ServerResponse) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { "content-type": "application/json" });
       res.end(JSON.stringify(body));

@@ -1,10 +1,10 @@
 // The PostgreSQL store's statements (other than the batch write's, in batch.ts), built once per schema.
 
+import { LIVE_STATUSES_SQL } from "../rows.js";
 import { latestCompletedSql } from "./run-queries.js";
 import { NEEDS_SLOT } from "./slots.js";
 import {
   ENTRY_COLUMNS,
-  LIVE_SQL,
   MESSAGE_COLUMNS,
   REQUEST_COLUMNS,
   runColumns,
@@ -54,7 +54,7 @@ export function statements(t: Tables) {
     countRuns: `SELECT workflow, version, status, count(*) AS count FROM ${t.runs}
       GROUP BY workflow, version, status ORDER BY workflow COLLATE "C", version, status COLLATE "C"`,
     liveVersions: `SELECT workflow, version, count(*) AS count, (array_agg(key ORDER BY id))[1:20] AS keys
-      FROM ${t.runs} WHERE status IN ${LIVE_SQL} GROUP BY workflow, version`,
+      FROM ${t.runs} WHERE status IN ${LIVE_STATUSES_SQL} GROUP BY workflow, version`,
     claimDue: `WITH due AS (
         SELECT id, owner FROM ${t.runs}
         WHERE wake_at <= $1 AND (owner IS NULL OR lease_until <= $1) AND (owner IS NULL OR owner <> $2)

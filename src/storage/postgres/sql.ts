@@ -1,7 +1,5 @@
 // Table names and column lists shared by the PostgreSQL store's queries. Every name is schema-qualified.
 
-import { RUN_STATUSES, TERMINAL_STATUSES } from "../rows.js";
-
 export interface Tables {
   runs: string;
   entries: string;
@@ -82,10 +80,6 @@ export const PATCH_COLUMNS: Record<string, [column: string, type: string]> = {
 };
 
 export const TERMINAL_SQL = "('completed', 'failed', 'cancelled')";
-/** The statuses of a run not finished yet: a list the status index can seek, where NOT IN scans. */
-export const LIVE_SQL = `(${RUN_STATUSES.filter((s) => !TERMINAL_STATUSES.includes(s))
-  .map((s) => `'${s}'`)
-  .join(", ")})`;
 
 /** PostgreSQL text cannot hold NUL characters; free text from callers (not JSON) has them replaced. */
 export function pgText(value: string): string;
