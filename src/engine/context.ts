@@ -18,7 +18,8 @@ async function runRemoved(exec: RunExecution, scope: Scope, name: string): Promi
   exec.check(scope);
   const problem = nameProblem(name);
   if (problem) throw new InvalidNameError("removed entry", name, problem);
-  scope.names.add(name);
+  // Not a call that replays its entry: the name joins the set (ctx.removed never refuses a duplicate).
+  scope.useName(name, -1);
   const recorded = scope.entries[scope.next];
   if (recorded && recorded.name === name && scope.next < scope.loaded) {
     scope.next++;

@@ -214,8 +214,8 @@ export class RunExecution {
       const problem = nameProblem(name);
       if (problem) throw new InvalidNameError(kind, name, problem);
     }
-    if (scope.names.has(name)) throw new DuplicateEntryError(this.label, entryPath(scope.path, name), kind);
-    scope.names.add(name);
+    if (!scope.useName(name, ordinal))
+      throw new DuplicateEntryError(this.label, entryPath(scope.path, name), kind);
     scope.next++;
     if (recorded && (recorded.name !== name || recorded.kind !== kind)) {
       this.diverge(scope, ordinal, recorded, { kind, name });

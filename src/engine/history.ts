@@ -23,7 +23,13 @@ export function nameProblem(name: unknown): string | null {
 export class Scope {
   /** Next ordinal to hand out. */
   next = 0;
-  readonly names = new Set<string>();
+  /**
+   * Names the calls here used, for refusing a duplicate; null while every call so far replayed the entry
+   * recorded at its ordinal under that entry's name (see useName), which needs no set.
+   */
+  private used: Set<string> | null = null;
+  /** Calls from ordinal 0 that replayed their recorded entry under its name (their names are not in `used`). */
+  private replayedNames = 0;
   cancelled = false;
   /** A ctx.rollbackCheckpoint was reached in this scope: steps after it here (and below) may carry handlers. */
   checkpoint = false;
@@ -71,6 +77,27 @@ export class Scope {
 
   get replaying(): boolean {
     return this.next < this.loaded;
+  }
+
+  /**
+   * Notes that the call taking `ordinal` uses `name`; false if a call here used it already (a duplicate).
+   * While the calls replay the entries recorded from ordinal 0 under their own names, no set is kept: those
+   * names are distinct (each call that recorded one was refused as a duplicate otherwise, rollback entries
+   * live in their own scope), so only a count moves. The first other call (a new entry, another name, a
+   * ctx.removed) builds the set from the entries replayed so far and checks against it, as before.
+   */
+  useName(name: string, ordinal: number): boolean {
+    if (this.used === null) {
+      if (ordinal === this.replayedNames && ordinal < this.loaded && this.entries[ordinal]?.name === name) {
+        this.replayedNames++;
+        return true;
+      }
+      this.used = new Set();
+      for (let i = 0; i < this.replayedNames; i++) this.used.add(this.entries[i]!.name);
+    }
+    if (this.used.has(name)) return false;
+    this.used.add(name);
+    return true;
   }
 }
 
