@@ -224,6 +224,29 @@ export class RunExecution {
     return { ordinal, recorded: recorded as EntryOf<K> | undefined };
   }
 
+  /**
+   * slot() for a step call that replays a completed step recorded at the scope's next ordinal under its name
+   * (most calls of a long replay): takes the position and returns the entry, with no object of its own.
+   * Anything else returns undefined having changed nothing, and slot() decides.
+   */
+  replayedStep(scope: Scope, name: string): EntryOf<"step"> | undefined {
+    const ordinal = scope.next;
+    const recorded = scope.entries[ordinal];
+    if (
+      recorded === undefined ||
+      recorded.name !== name ||
+      recorded.kind !== "step" ||
+      recorded.status !== "completed" ||
+      ordinal >= scope.loaded
+    )
+      return undefined;
+    this.check(scope);
+    if (!scope.useName(name, ordinal)) return undefined;
+    scope.next++;
+    this.verifier?.progressed();
+    return recorded as EntryOf<"step">;
+  }
+
   /** Records a divergence, making it sticky, and throws it. */
   diverge(
     scope: Scope,

@@ -128,6 +128,11 @@ export function runStep<T>(
 ): Promise<T> {
   let slot: { ordinal: number; recorded: EntryOf<"step"> | undefined };
   try {
+    // Most of a long replay: the step recorded completed here under this name, without a rollback handler.
+    if (options?.rollback === undefined && typeof fn === "function") {
+      const done = exec.replayedStep(scope, name);
+      if (done) return Promise.resolve((done.output === null ? undefined : JSON.parse(done.output)) as T);
+    }
     slot = claimStep(exec, scope, name, fn, options);
     const recorded = slot.recorded;
     if (recorded?.status === "completed") {
