@@ -29,7 +29,7 @@ export const REPLAY_FIELDS = `seq, scope, ordinal, name, kind, status, output, d
 
 /**
  * A completed step with nothing but its output to replay (no detail, no state change), its output at most
- * 64 KiB: loadRuns reads these packed into one string per seq range (replayPacked).
+ * 64 KiB: loadRuns reads these packed into one JSON array text per seq range (replayPacked).
  */
 const PLAIN_STEP = `kind = 'step' AND status = 'completed' AND detail IS NULL AND state_seq IS NULL
   AND coalesce(octet_length(output), 0) <= 65536`;
@@ -84,42 +84,46 @@ const PACK_SEQS = 4096;
 
 /**
  * A run's history as loadRuns answers it (in seq order). better-sqlite3 pays per value it hands over, so the
- * plain completed steps, most of a long history, come packed, PACK_SEQS seqs to a string of 5 fields a row
- * (seq, scope, ordinal, name, output; "" for a null output, which no JSON text is), split here. Names and
- * scopes hold no control characters and JSON text none unescaped, so a field holding U+001F is not expected;
- * the field count would show one, and then the run is read row by row instead.
+ * plain completed steps, most of a long history, come packed, PACK_SEQS seqs to one JSON array text of 5
+ * values a row (seq, scope, ordinal, name, output), which one JSON.parse splits: the numbers come back as
+ * numbers (no string each to convert) and json_quote makes any text exact, a null output included. A count
+ * that does not match (not expected) falls back to reading the run row by row.
  */
 export function replayRows(s: Statements, runId: number): EntryRow[] {
   const others = replayEntries(runId, s.replayOthers.all(runId) as unknown[][]);
   const max = (s.maxSeq.get(runId) as number | null) ?? 0;
-  const plain: EntryRow[] = [];
-  let sorted = true;
-  let last = 0;
+  const chunks: unknown[][] = [];
+  let total = 0;
   for (let from = 0; from < max; from += PACK_SEQS) {
     const [text, count] = s.replayPacked.get(runId, from, from + PACK_SEQS) as [string | null, number];
     if (count === 0 || text === null) continue;
-    const f = text.split("\x1f");
+    const f = JSON.parse(text) as unknown[];
     if (f.length !== count * 5) return replayEntries(runId, s.replayEntriesOf.all(runId) as unknown[][]);
+    chunks.push(f);
+    total += count;
+  }
+  const plain: EntryRow[] = new Array(total);
+  let sorted = true;
+  let last = 0;
+  let n = 0;
+  for (const f of chunks) {
     for (let i = 0; i < f.length; i += 5) {
-      const seq = Number(f[i]);
+      const seq = f[i] as number;
       if (seq < last) sorted = false;
       last = seq;
-      const output = f[i + 4]!;
-      plain.push(
-        new ReplayEntry(
-          runId,
-          seq,
-          f[i + 1]!,
-          Number(f[i + 2]),
-          f[i + 3]!,
-          "step",
-          "completed",
-          output === "" ? null : output,
-          null,
-          null,
-          null,
-        ) as unknown as EntryRow,
-      );
+      plain[n++] = new ReplayEntry(
+        runId,
+        seq,
+        f[i + 1] as string,
+        f[i + 2] as number,
+        f[i + 3] as string,
+        "step",
+        "completed",
+        f[i + 4] as string | null,
+        null,
+        null,
+        null,
+      ) as unknown as EntryRow;
     }
   }
   if (!sorted) plain.sort((a, b) => a.seq - b.seq);
@@ -315,9 +319,9 @@ export function prepareStatements(db: Database.Database): Statements {
     replayOthers: raw(
       `SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? AND NOT (${PLAIN_STEP}) ORDER BY seq`,
     ),
-    // ...and the plain completed steps of a seq range as one string: fields and rows separated by U+001F.
-    replayPacked: raw(`SELECT group_concat(seq || char(31) || scope || char(31) || ordinal || char(31) || name
-      || char(31) || coalesce(output, ''), char(31)), count(*)
+    // ...and the plain completed steps of a seq range as one JSON array text, 5 values a row.
+    replayPacked: raw(`SELECT '[' || group_concat(seq || ',' || json_quote(scope) || ',' || ordinal || ','
+      || json_quote(name) || ',' || json_quote(output), ',') || ']', count(*)
       FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`),
     maxSeq: pluck("SELECT max(seq) FROM entries WHERE run_id = ?"),
     entriesPage: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
