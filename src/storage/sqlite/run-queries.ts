@@ -1,5 +1,6 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
+import type Database from "better-sqlite3";
 import type { FailureGroupQuery, RunQuery } from "../store.js";
 import { FAILURE_DAY_MS } from "./migrations.js";
 import { RUN_COLUMNS } from "./statements.js";
@@ -9,11 +10,35 @@ import { RUN_COLUMNS } from "./statements.js";
  * from the first tag's rows in the run_tags_find index, newest first (CROSS JOIN keeps that order), each other
  * tag checked by its primary key: the cost follows the page, not the number of runs.
  */
-export function runsQuery(q: RunQuery): { sql: string; args: unknown[] } {
+export function runsQuery(q: RunQuery, errors: ErrorPlan = "scan"): { sql: string; args: unknown[] } {
   const tags = Object.entries(q.tags ?? {});
   if (tags.length > 0) return taggedRunsQuery(q, tags);
   const where: string[] = [];
   const args: unknown[] = [];
+  const match = errors === "scan" ? null : errorMatch(q.errorContains ?? "");
+  if (match !== null && errors === "few") {
+    // The candidates drive (CROSS JOIN keeps them first): fewer than ERROR_FEW runs looked up and sorted.
+    args.push(match);
+    runFilters(q, where, args);
+    if (q.before) {
+      where.push("(created_at < ? OR (created_at = ? AND id < ?))");
+      args.push(q.before.createdAt, q.before.createdAt, q.before.id);
+    }
+    args.push(q.limit);
+    return {
+      sql: `SELECT ${RUN_COLUMNS} FROM (SELECT rowid AS candidate FROM run_errors WHERE run_errors MATCH ?) e
+        CROSS JOIN runs ON runs.id = e.candidate WHERE ${where.join(" AND ")}
+        ORDER BY created_at DESC, id DESC LIMIT ?`,
+      args,
+    };
+  }
+  if (match !== null) {
+    // Many candidates: the runs with an error are walked newest first (runs_error_created) and each is first
+    // checked against the candidates' set (a bloom filter and a lookup, before the row is read); "+id" keeps
+    // the planner from looking the candidates up instead (a sort of all of them).
+    where.push("+id IN (SELECT rowid FROM run_errors WHERE run_errors MATCH ?)");
+    args.push(match);
+  }
   runFilters(q, where, args);
   if (q.before) {
     where.push("(created_at < ? OR (created_at = ? AND id < ?))");
@@ -23,6 +48,43 @@ export function runsQuery(q: RunQuery): { sql: string; args: unknown[] } {
       ORDER BY created_at DESC, id DESC LIMIT ?`;
   args.push(q.limit);
   return { sql, args };
+}
+
+/**
+ * How a page with a search in error text reads. "scan": runs_error_created newest first, each error read and
+ * searched (a string of fewer than 3 characters, which has no trigram; a tag filter, whose index drives).
+ * "few": the runs whose errors hold all of the string's trigrams (run_errors, migration 15) are looked up and
+ * sorted. "many": runs_error_created newest first, each run checked against those candidates before its error
+ * is read. Every plan checks the string itself on runs.error, so all answer the same runs.
+ */
+export type ErrorPlan = "scan" | "few" | "many";
+
+/** Fewer candidates than this are looked up and sorted ("few"); from it on the index is walked ("many"). */
+export const ERROR_FEW = 200;
+
+/**
+ * The FTS5 query of the trigrams of `needle` that cover it (one every 3 characters, and the last), each a
+ * quoted phrase of one trigram, ANDed: every error that holds `needle` in any case matches (the tokenizer
+ * folds case as lower() does and more), others may (run_errors stores no positions). Null below 3 characters.
+ */
+export function errorMatch(needle: string): string | null {
+  const chars = Array.from(needle);
+  if (chars.length < 3) return null;
+  const trigrams = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i += 3) trigrams.add(chars.slice(i, i + 3).join(""));
+  trigrams.add(chars.slice(-3).join(""));
+  return [...trigrams].map((t) => `"${t.replaceAll('"', '""')}"`).join(" AND ");
+}
+
+/** The plan for `q`'s search in error text: counts the candidates (up to ERROR_FEW) when there are trigrams. */
+export function errorPlan(db: Database.Database, q: RunQuery): ErrorPlan {
+  const match = q.errorContains ? errorMatch(q.errorContains) : null;
+  if (match === null || Object.keys(q.tags ?? {}).length > 0) return "scan";
+  const candidates = db
+    .prepare("SELECT count(*) FROM (SELECT rowid FROM run_errors WHERE run_errors MATCH ? LIMIT ?)")
+    .pluck()
+    .get(match, ERROR_FEW) as number;
+  return candidates < ERROR_FEW ? "few" : "many";
 }
 
 /** The WHERE conditions on runs' own columns (every filter but tags and the cursor). */
@@ -44,7 +106,8 @@ function runFilters(q: RunQuery, where: string[], args: unknown[]): void {
     args.push(q.keyContains);
   }
   if (q.errorContains) {
-    // "error IS NOT NULL" lets the planner take the partial index runs_error_created.
+    // "error IS NOT NULL" lets the planner take the partial index runs_error_created; with run_errors, this
+    // checks each candidate.
     where.push("error IS NOT NULL AND instr(lower(error), lower(?)) > 0");
     args.push(q.errorContains);
   }

@@ -1,0 +1,237 @@
+// Store conformance, the search in error text (listRuns errorContains): a case-insensitive substring of the
+// stored error, whatever reads it (SQLite: the run_errors trigram index for 3 characters or more, few or many
+// candidates; PostgreSQL: the trigram GIN index through ILIKE). %, _ and \ are taken literally, 1 and 2
+// characters still match, an error cleared by a replay or a pruned run is no longer found, pages follow the
+// keyset cursor with the other filters, and a database migrated from before the index finds its old errors.
+// SQLite and PostgreSQL alike; on SQLite every plan is also checked against the scan.
+
+import { describe, expect, it } from "vitest";
+import { errorPlan, runsQuery } from "../../src/storage/sqlite/run-queries.js";
+import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
+import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
+import { onCleanup, tempDb } from "../helpers.js";
+import { BACKENDS, batch } from "./backends.js";
+import { T0 } from "./fixtures.js";
+
+const ERRORS: Record<string, string> = {
+  timeout: JSON.stringify({ name: "Error", message: "Carrier TIMEOUT after 30 s" }),
+  percent: JSON.stringify({ name: "Error", message: "coupon 50% off refused" }),
+  decoyPercent: JSON.stringify({ name: "Error", message: "coupon 50 percent off refused" }),
+  underscore: JSON.stringify({ name: "Error", message: "field order_id missing" }),
+  decoyUnderscore: JSON.stringify({ name: "Error", message: "field orderXid missing" }),
+  backslash: JSON.stringify({ name: "Error", message: "path C:\\temp not found" }),
+  decoyBackslash: JSON.stringify({ name: "Error", message: "path C:temp not found" }),
+  quote: '{"name":"Error","message":"say \\"hi\\" AND \\"bye\\""}',
+};
+
+/** Creates one run per entry of `errors` (created 1 ms apart, in order) and fails each with its error. */
+async function failedRuns(store: Store, errors: Array<[string, string]>, workflow = "wf"): Promise<RunRow[]> {
+  const created = await store.commit(
+    batch(T0, {
+      creates: errors.map(([key], i) => ({
+        workflow,
+        key,
+        version: 1,
+        input: null,
+        initialState: "{}",
+        now: T0 + i,
+        owner: null,
+        leaseUntil: null,
+      })),
+    }),
+  );
+  const runs = created.created.map((c) => c.run);
+  await store.commit(
+    batch(T0 + 10_000, {
+      runs: runs.map((r, i) => ({
+        id: r.id,
+        status: "failed" as const,
+        error: errors[i]![1],
+        finishedAt: T0 + 10_000,
+        updatedAt: T0 + 10_000,
+      })),
+    }),
+  );
+  return runs;
+}
+
+const keysOf = async (store: Store, q: Partial<RunQuery>) =>
+  (await store.listRuns({ limit: 100, ...q })).map((r) => r.key);
+
+/** Every page of `q`, following the cursor from the last run of each. */
+async function allPages(store: Store, q: RunQuery): Promise<string[]> {
+  const out: string[] = [];
+  let before: RunQuery["before"];
+  for (;;) {
+    const page = await store.listRuns({ ...q, ...(before ? { before } : {}) });
+    out.push(...page.map((r) => r.key));
+    if (page.length < q.limit) return out;
+    const last = page.at(-1)!;
+    before = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+describe.each(BACKENDS)("$name store: search in error text", (backend) => {
+  it("finds a case-insensitive substring, %, _ and \\ literally, and strings of 1 and 2 characters", async () => {
+    const store = await (await backend.fresh()).open();
+    await failedRuns(store, Object.entries(ERRORS));
+    const find = (errorContains: string) => keysOf(store, { errorContains });
+    expect(await find("rier timeo")).toEqual(["timeout"]); // inside words
+    expect(await find("carrier Timeout")).toEqual(["timeout"]);
+    expect(await find("50% off")).toEqual(["percent"]);
+    expect(await find("0% o")).toEqual(["percent"]);
+    expect(await find("order_id")).toEqual(["underscore"]);
+    expect(await find("r_i")).toEqual(["underscore"]);
+    expect(await find("C:\\\\temp")).toEqual(["backslash"]); // the stored JSON holds two backslashes
+    expect(await find("C:\\")).toEqual(["backslash"]);
+    expect(await find('\\"hi\\" AND')).toEqual(["quote"]); // quotes and an FTS5 keyword, literally
+    expect(await find('"bye')).toEqual(["quote"]);
+    expect(await find("%")).toEqual(["percent"]);
+    expect(await find("_")).toEqual(["underscore"]);
+    expect(await find("\\")).toEqual(["quote", "backslash"]);
+    expect(await find("0%")).toEqual(["percent"]);
+    expect(await find("R_")).toEqual(["underscore"]);
+    expect(await find("not found")).toEqual(["decoyBackslash", "backslash"]);
+    expect(await find("no run has this")).toEqual([]);
+  });
+
+  it("no longer finds an error a replay cleared, nor a pruned run", async () => {
+    const store = await (await backend.fresh()).open();
+    const [a, b, c] = await failedRuns(store, [
+      ["a", ERRORS.timeout!],
+      ["b", ERRORS.timeout!],
+      ["c", ERRORS.timeout!],
+    ]);
+    expect(await keysOf(store, { errorContains: "carrier timeout" })).toEqual(["c", "b", "a"]);
+    // As a replay writes it: pending again, the error and signature cleared.
+    await store.commit(
+      batch(T0 + 20_000, {
+        runs: [{ id: b!.id, status: "pending", error: null, failureSignature: null, finishedAt: null }],
+      }),
+    );
+    expect(await keysOf(store, { errorContains: "carrier timeout" })).toEqual(["c", "a"]);
+    // A new error in its place is found by its own text only.
+    await store.commit(
+      batch(T0 + 21_000, {
+        runs: [{ id: c!.id, error: JSON.stringify({ name: "Error", message: "stock missing" }) }],
+      }),
+    );
+    expect(await keysOf(store, { errorContains: "carrier timeout" })).toEqual(["a"]);
+    expect(await keysOf(store, { errorContains: "stock missing" })).toEqual(["c"]);
+    await store.pruneRuns([{ workflow: "wf", status: "failed", finishedBefore: T0 + 30_000 }], 100);
+    expect(await store.getRun(a!.id)).toBeUndefined();
+    expect(await keysOf(store, { errorContains: "carrier timeout" })).toEqual([]);
+    expect(await keysOf(store, { errorContains: "stock missing" })).toEqual([]);
+  });
+
+  it("pages with the keyset cursor, newest first, with the other filters, for few and many matches", async () => {
+    const store = await (await backend.fresh()).open();
+    // 300 runs in two workflows: a third declined (few candidates), two thirds timed out (many).
+    const errors = Array.from({ length: 300 }, (_, i): [string, string] => [
+      `r${String(i).padStart(3, "0")}`,
+      JSON.stringify({ name: "Error", message: i % 3 === 0 ? `card declined for c${i}` : `timeout ${i}` }),
+    ]);
+    await failedRuns(store, errors.slice(0, 150), "invoice");
+    // The rest come later, in another workflow.
+    const later = await store.commit(
+      batch(T0, {
+        creates: errors.slice(150).map(([key], i) => ({
+          workflow: "report",
+          key,
+          version: 1,
+          input: null,
+          initialState: "{}",
+          now: T0 + 150 + i,
+          owner: null,
+          leaseUntil: null,
+        })),
+      }),
+    );
+    await store.commit(
+      batch(T0 + 10_000, {
+        runs: later.created.map((c, i) => ({
+          id: c.run.id,
+          status: "failed" as const,
+          error: errors[150 + i]![1],
+          finishedAt: T0 + 10_000,
+        })),
+      }),
+    );
+    const expected = (filter: (i: number) => boolean) =>
+      errors
+        .map(([key], i) => ({ key, i }))
+        .filter(({ i }) => filter(i))
+        .map(({ key }) => key)
+        .reverse();
+    for (const [needle, holds] of [
+      ["CARD declined", (i: number) => i % 3 === 0],
+      ["timeout", (i: number) => i % 3 !== 0],
+      ["r c1", (i: number) => i % 3 === 0 && String(i).startsWith("1")],
+    ] as const) {
+      expect(await allPages(store, { errorContains: needle, limit: 7 })).toEqual(expected(holds));
+      expect(await allPages(store, { errorContains: needle, limit: 40, workflow: "invoice" })).toEqual(
+        expected((i) => holds(i) && i < 150),
+      );
+      expect(
+        await allPages(store, {
+          errorContains: needle,
+          limit: 9,
+          status: ["failed"],
+          createdAfter: T0 + 100,
+          createdBefore: T0 + 200,
+        }),
+      ).toEqual(expected((i) => holds(i) && i >= 100 && i < 200));
+    }
+  });
+
+  it("finds the errors of runs written before the index existed (the migration fills it)", async () => {
+    const fresh = await backend.fresh();
+    const run = (id: number, key: string, error: string | null) => ({
+      id,
+      workflow: "wf",
+      key,
+      version: 1,
+      status: error ? "failed" : "completed",
+      error,
+      initial_state: "{}",
+      state: "{}",
+      created_at: T0 + id,
+      updated_at: T0 + id,
+    });
+    await fresh.atVersion(14, {
+      runs: [run(1, "old-timeout", ERRORS.timeout!), run(2, "old-ok", null), run(3, "old-stock", ERRORS.underscore!)],
+    });
+    const store = await fresh.open();
+    expect(await keysOf(store, { errorContains: "carrier timeout" })).toEqual(["old-timeout"]);
+    expect(await keysOf(store, { errorContains: "order_id" })).toEqual(["old-stock"]);
+  });
+});
+
+describe("on SQLite every plan of a search in error text answers as the scan does", () => {
+  it("few, many and scan return the same pages", async () => {
+    const store = openSqliteStore(tempDb());
+    onCleanup(() => store.close());
+    const errors = Array.from({ length: 400 }, (_, i): [string, string] => [
+      `k${i}`,
+      JSON.stringify({
+        name: "Error",
+        message: i % 2 ? `HTTP 503 from Tax API ${i}` : `Stock Missing: SKU_${i % 7} 100% ${i % 5 ? "x" : "é"}`,
+      }),
+    ]);
+    await failedRuns(store, errors);
+    const db = store.db;
+    const plans = new Set<string>();
+    for (const needle of ["tax api", "STOCK missing: sku_3", "sku_", "100% é", "503 from tax api 17", "ÉÉÉ", "é"]) {
+      for (const limit of [5, 50, 500]) {
+        const q: RunQuery = { errorContains: needle, limit };
+        plans.add(errorPlan(db, q));
+        const scan = db.prepare(runsQuery(q, "scan").sql).all(...runsQuery(q, "scan").args);
+        for (const plan of ["few", "many"] as const) {
+          const { sql, args } = runsQuery(q, plan);
+          expect(db.prepare(sql).all(...args), `${needle} ${plan}`).toEqual(scan);
+        }
+      }
+    }
+    expect([...plans].sort()).toEqual(["few", "many", "scan"]);
+  });
+});
