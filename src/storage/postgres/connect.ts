@@ -5,7 +5,16 @@ import { createHash } from "node:crypto";
 import os from "node:os";
 import pg from "pg";
 import { InvalidInputError, StorageError } from "../../errors.js";
-import { BACKFILLS, MIGRATIONS, SCHEMA_VERSION, VERSION_TABLE } from "./migrations.js";
+import { log } from "../../log.js";
+import {
+  BACKFILLS,
+  createErrorIndex,
+  ERROR_INDEX,
+  errorIndexMissing,
+  MIGRATIONS,
+  SCHEMA_VERSION,
+  VERSION_TABLE,
+} from "./migrations.js";
 
 /** Where a store lives, parsed from its URL. */
 export interface PostgresTarget {
@@ -137,8 +146,41 @@ function checkSchema(t: PostgresTarget, s: SchemaState): void {
   }
 }
 
-/** Creates the schema if missing and applies pending migrations, one process at a time (advisory lock). */
-export async function migrate(pool: pg.Pool, t: PostgresTarget): Promise<void> {
+/**
+ * Creates the schema if missing and applies pending migrations, one process at a time (advisory lock). Then
+ * whether the trigram index of error text (migration 15) is there: if not (pg_trgm could not be had), it is
+ * tried again, and a warning says why the search in error text reads every failed run. Never fails for it.
+ */
+export async function migrate(pool: pg.Pool, t: PostgresTarget): Promise<{ errorIndex: boolean }> {
+  await migrateSchema(pool, t);
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    const has = async () =>
+      (await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [`${t.quoted}.${ERROR_INDEX}`]))
+        .rows[0]!.ok;
+    if (await has()) return { errorIndex: true };
+    let why: string | null = null;
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`waymark:${t.schema}`]);
+      if (!(await has())) why = await createErrorIndex(client, t.quoted);
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      why = (err as Error).message;
+    }
+    if (why === null) return { errorIndex: true };
+    log("warn", "waymark", errorIndexMissing(t.schema, why));
+    return { errorIndex: false };
+  } finally {
+    client.release(broken);
+  }
+}
+
+async function migrateSchema(pool: pg.Pool, t: PostgresTarget): Promise<void> {
   const client = await pool.connect();
   let broken = false;
   const onError = () => {

@@ -282,10 +282,42 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   (s) => `
   CREATE INDEX runs_error_created ON ${s}.runs (created_at, id) WHERE error IS NOT NULL;
   `,
+  // 15: error text looked up by its trigrams (list_runs errorContains through ILIKE): a pg_trgm GIN index of the
+  // runs that have an error, made by createErrorIndex below (the extension may not be had: then the search
+  // stays a walk of runs_error_created and the store says so when it opens).
+  () => "SELECT 1",
 ];
+
+/** The trigram index of error text (migration 15) and its extension; null when made, else why not. */
+export async function createErrorIndex(client: pg.PoolClient, s: string): Promise<string | null> {
+  await client.query("SAVEPOINT waymark_error_index");
+  try {
+    await client.query("CREATE EXTENSION IF NOT EXISTS pg_trgm");
+    const { rows } = await client.query<{ nspname: string }>(
+      `SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+        WHERE e.extname = 'pg_trgm'`,
+    );
+    const opclass = `"${rows[0]!.nspname.replaceAll('"', '""')}".gin_trgm_ops`;
+    await client.query(
+      `CREATE INDEX IF NOT EXISTS ${ERROR_INDEX} ON ${s}.runs USING gin (error ${opclass}) WHERE error IS NOT NULL`,
+    );
+    await client.query("RELEASE SAVEPOINT waymark_error_index");
+    return null;
+  } catch (err) {
+    await client.query("ROLLBACK TO SAVEPOINT waymark_error_index");
+    return (err as Error).message;
+  }
+}
+
+/** The name of the trigram index of error text (migration 15). */
+export const ERROR_INDEX = "runs_error_trgm";
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */
 export const BACKFILLS: Record<number, (client: pg.PoolClient, s: string) => Promise<void>> = {
+  // Without the extension the migration still applies; migrate() then says why and tries again at each start.
+  14: async (client, s) => {
+    await createErrorIndex(client, s);
+  },
   1: async (client, s) => {
     for (let after = 0; ; ) {
       const page = (
@@ -328,6 +360,11 @@ export const BACKFILLS: Record<number, (client: pg.PoolClient, s: string) => Pro
     }
   },
 };
+
+/** The line said when a schema has no trigram index of error text (`why`: the error met making it, if known). */
+export function errorIndexMissing(s: string, why: string | null): string {
+  return `schema ${s} has no trigram index of error text${why ? ` (pg_trgm: ${why})` : ""}: list_runs errorContains reads every failed run. A role that may create extensions can run CREATE EXTENSION pg_trgm; the next start makes the index.`;
+}
 
 /** The schema version this build writes; a database above it was written by a newer Waymark. */
 export const SCHEMA_VERSION = MIGRATIONS.length;

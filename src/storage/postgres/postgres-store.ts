@@ -90,8 +90,9 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
   });
   const instanceId = randomUUID();
   let listener: ChangeListener | null = null;
+  let errorIndex = false;
   try {
-    await migrate(pool, target);
+    ({ errorIndex } = await migrate(pool, target));
     if (options.listen !== false) {
       listener = new ChangeListener(clientConfig(target), target.channel, instanceId);
       await listener.start();
@@ -100,7 +101,7 @@ export async function openPostgresStore(url: string, options: PostgresOptions = 
     await pool.end().catch(() => {});
     throw describeOpenError(target, err);
   }
-  return new PostgresStore(pool, target, listener, instanceId);
+  return new PostgresStore(pool, target, listener, instanceId, errorIndex);
 }
 
 /** PostgreSQL implementation of the Store. */
@@ -125,6 +126,8 @@ export class PostgresStore implements Store {
     private readonly target: PostgresTarget,
     private readonly listener: ChangeListener | null,
     readonly instanceId: string,
+    /** Whether the trigram index of error text is there (migration 15; pg_trgm may not be had). */
+    private readonly errorIndex = false,
   ) {
     this.location = target.location;
     this.schema = target.schema;
@@ -341,7 +344,7 @@ export class PostgresStore implements Store {
   }
 
   async listRuns(q: RunQuery): Promise<RunRow[]> {
-    const { text, args } = runsQuery(this.t, q);
+    const { text, args } = runsQuery(this.t, q, this.errorIndex);
     try {
       return (await this.pool.query<RunRow>(text, args)).rows;
     } catch (err) {
