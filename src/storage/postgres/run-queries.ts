@@ -9,7 +9,7 @@ import { pgText, runColumns, type Tables } from "./sql.js";
  * With tags, the page is read from the first tag's rows in the run_tags_find index, newest first, each
  * other tag checked by its primary key: the cost follows the page, not the number of runs.
  */
-export function runsQuery(t: Tables, q: RunQuery, errorIndex = false): { text: string; args: unknown[] } {
+export function runsQuery(t: Tables, q: RunQuery, errors: ErrorPlan = "scan"): { text: string; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
   const arg = (v: unknown) => {
@@ -24,7 +24,7 @@ export function runsQuery(t: Tables, q: RunQuery, errorIndex = false): { text: s
       where.push(`EXISTS (SELECT 1 FROM ${t.runTags} o WHERE o.run_id = t.run_id
         AND o.name = ${arg(pgText(n))} AND o.value = ${arg(pgText(v))})`);
     }
-    runFilters(q, where, arg, "r.", errorIndex);
+    runFilters(q, where, arg, "r.", errors);
     if (q.createdAfter !== undefined) where.push(`t.run_created_at >= ${arg(q.createdAfter)}`);
     if (q.createdBefore !== undefined) where.push(`t.run_created_at < ${arg(q.createdBefore)}`);
     if (q.before)
@@ -33,7 +33,7 @@ export function runsQuery(t: Tables, q: RunQuery, errorIndex = false): { text: s
       WHERE ${where.join(" AND ")} ORDER BY t.run_created_at DESC, t.run_id DESC LIMIT ${arg(q.limit)}`;
     return { text, args };
   }
-  runFilters(q, where, arg, "", errorIndex);
+  runFilters(q, where, arg, "", errors);
   if (q.before) where.push(`(created_at, id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
   const text = `SELECT ${runColumns()} FROM ${t.runs} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit)}`;
@@ -43,23 +43,47 @@ export function runsQuery(t: Tables, q: RunQuery, errorIndex = false): { text: s
 /** Three letters or digits in a row: a string pg_trgm extracts a trigram from (it splits words on the rest). */
 const TRIGRAM = /[\p{L}\p{N}]{3}/u;
 
+/**
+ * How a page with a search in error text reads. "scan": runs_error_created newest first, each error read and
+ * searched (no index, a string without a trigram, a tag filter, or many candidates: they are dense enough
+ * that the walk soon fills the page, where a sort of them all would not). "few": the candidates from the
+ * trigram index (migration 15), fetched and sorted. The planner cannot tell the two apart (it guesses a
+ * handful of rows for any ILIKE), so the store counts the candidates first (errorProbe) and chooses.
+ */
+export type ErrorPlan = "scan" | "few";
+
+/** Fewer candidates than this are fetched and sorted ("few"). */
+export const ERROR_FEW = 100;
+
+/** `needle` as an ILIKE pattern: anywhere, with %, _ and \ taken literally. ILIKE lowers both sides as lower(). */
+export function errorPattern(needle: string): string {
+  return `%${needle.replace(/[\\%_]/g, "\\$&")}%`;
+}
+
+/** The count of `q`'s candidates, up to ERROR_FEW, through the trigram index; null when it cannot help. */
+export function errorProbe(t: Tables, q: RunQuery): { text: string; args: unknown[] } | null {
+  if (!q.errorContains || !TRIGRAM.test(q.errorContains) || Object.keys(q.tags ?? {}).length > 0) return null;
+  return {
+    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${t.runs} WHERE error IS NOT NULL AND error ILIKE $1
+      LIMIT $2) c`,
+    args: [errorPattern(q.errorContains), ERROR_FEW],
+  };
+}
+
 /** The WHERE conditions on runs' own columns (every filter but tags and the cursor); `p` qualifies them. */
 function runFilters(
   q: RunQuery,
   where: string[],
   arg: (v: unknown) => string,
   p: string,
-  errorIndex: boolean,
+  errors: ErrorPlan,
 ): void {
   if (q.workflow !== undefined) where.push(`${p}workflow = ${arg(q.workflow)}`);
   if (q.status && q.status.length > 0) where.push(`${p}status = ANY(${arg(q.status)}::text[])`);
   if (q.key !== undefined) where.push(`${p}key = ${arg(q.key)}`);
   if (q.keyContains) where.push(`strpos(${p}key, ${arg(q.keyContains)}) > 0`);
   if (q.errorContains) {
-    // ILIKE with %, _ and \ escaped is the same test (it lowers both sides as lower() does); it lets the
-    // planner take the trigram index (migration 15) when the string has a trigram to look up.
-    if (errorIndex && TRIGRAM.test(q.errorContains))
-      where.push(`${p}error ILIKE ${arg(`%${q.errorContains.replace(/[\\%_]/g, "\\$&")}%`)}`);
+    if (errors === "few") where.push(`${p}error ILIKE ${arg(errorPattern(q.errorContains))}`);
     where.push(`${p}error IS NOT NULL AND strpos(lower(${p}error), lower(${arg(q.errorContains)})) > 0`);
   }
   if (q.createdAfter !== undefined) where.push(`${p}created_at >= ${arg(q.createdAfter)}`);
