@@ -33,7 +33,13 @@ async function checkAnswers(store: Store): Promise<void> {
     "k16000",
   ]);
   expect(await store.listRuns(NONE)).toEqual([]);
-  expect((await store.listRuns(MANY)).map((r) => r.key)).toEqual(["k19950", "k19900", "k19850", "k19800", "k19750"]);
+  expect((await store.listRuns(MANY)).map((r) => r.key)).toEqual([
+    "k19950",
+    "k19900",
+    "k19850",
+    "k19800",
+    "k19750",
+  ]);
 }
 
 describe("a search in error text is answered from the trigram index", () => {
@@ -94,7 +100,9 @@ describe("a search in error text is answered from the trigram index", () => {
       const probe = errorProbe(tables(s), q)!;
       const n = (await sql<{ n: number }>(probe.text, probe.args))[0]!.n;
       const { text, args } = pgRunsQuery(tables(s), q, n < ERROR_FEW ? "few" : "scan");
-      return (await sql<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, args)).map((r) => r["QUERY PLAN"]).join("\n");
+      return (await sql<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, args))
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
     };
     for (const q of [FOUND, NONE]) {
       const plan = await planOf(q);

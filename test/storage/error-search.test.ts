@@ -6,7 +6,7 @@
 // SQLite and PostgreSQL alike; on SQLite every plan is also checked against the scan.
 
 import { describe, expect, it } from "vitest";
-import { errorPlan, runsQuery } from "../../src/storage/sqlite/run-queries.js";
+import { errorPlan, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
@@ -199,7 +199,11 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
       updated_at: T0 + id,
     });
     await fresh.atVersion(14, {
-      runs: [run(1, "old-timeout", ERRORS.timeout!), run(2, "old-ok", null), run(3, "old-stock", ERRORS.underscore!)],
+      runs: [
+        run(1, "old-timeout", ERRORS.timeout!),
+        run(2, "old-ok", null),
+        run(3, "old-stock", ERRORS.underscore!),
+      ],
     });
     const store = await fresh.open();
     expect(await keysOf(store, { errorContains: "carrier timeout" })).toEqual(["old-timeout"]);
@@ -208,27 +212,46 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
 });
 
 describe("on SQLite every plan of a search in error text answers as the scan does", () => {
-  it("few, many and scan return the same pages", async () => {
+  it("few, many, the newest errors first and scan return the same pages, cursor or not", async () => {
     const store = openSqliteStore(tempDb());
     onCleanup(() => store.close());
-    const errors = Array.from({ length: 400 }, (_, i): [string, string] => [
+    // 2,500 failed runs: more than NEWEST_ERRORS, so a dense string is answered within the newest errors and
+    // a string only the oldest 300 hold (many candidates, none new) is walked with the candidates' set.
+    const errors = Array.from({ length: 2500 }, (_, i): [string, string] => [
       `k${i}`,
       JSON.stringify({
         name: "Error",
-        message: i % 2 ? `HTTP 503 from Tax API ${i}` : `Stock Missing: SKU_${i % 7} 100% ${i % 5 ? "x" : "é"}`,
+        message: `${i % 2 ? `HTTP 503 from Tax API ${i}` : `Stock Missing: SKU_${i % 7} 100% ${i % 5 ? "x" : "é"}`}${
+          i < 300 ? " legacy path" : ""
+        }`,
       }),
     ]);
-    await failedRuns(store, errors);
+    const runs = await failedRuns(store, errors);
+    expect(NEWEST_ERRORS).toBeLessThan(runs.length);
     const db = store.db;
     const plans = new Set<string>();
-    for (const needle of ["tax api", "STOCK missing: sku_3", "sku_", "100% é", "503 from tax api 17", "ÉÉÉ", "é"]) {
+    const middle = runs[1200]!;
+    for (const needle of [
+      "tax api",
+      "STOCK missing: sku_3",
+      "legacy path",
+      "sku_",
+      "100% é",
+      "503 from tax api 17",
+      "ÉÉÉ",
+      "é",
+    ]) {
       for (const limit of [5, 50, 500]) {
-        const q: RunQuery = { errorContains: needle, limit };
-        plans.add(errorPlan(db, q));
-        const scan = db.prepare(runsQuery(q, "scan").sql).all(...runsQuery(q, "scan").args);
-        for (const plan of ["few", "many"] as const) {
-          const { sql, args } = runsQuery(q, plan);
-          expect(db.prepare(sql).all(...args), `${needle} ${plan}`).toEqual(scan);
+        for (const before of [undefined, { createdAt: middle.createdAt, id: middle.id }]) {
+          const q: RunQuery = { errorContains: needle, limit, ...(before ? { before } : {}) };
+          plans.add(errorPlan(db, q));
+          const { sql, args } = runsQuery(q, "scan");
+          const scan = db.prepare(sql).all(...args);
+          expect(readRuns(db, q), `${needle} ${limit}`).toEqual(scan);
+          for (const plan of ["few", "many"] as const) {
+            const { sql, args } = runsQuery(q, plan);
+            expect(db.prepare(sql).all(...args), `${needle} ${plan}`).toEqual(scan);
+          }
         }
       }
     }

@@ -157,8 +157,11 @@ export async function migrate(pool: pg.Pool, t: PostgresTarget): Promise<{ error
   let broken = false;
   try {
     const has = async () =>
-      (await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [`${t.quoted}.${ERROR_INDEX}`]))
-        .rows[0]!.ok;
+      (
+        await client.query<{ ok: boolean }>("SELECT to_regclass($1) IS NOT NULL AS ok", [
+          `${t.quoted}.${ERROR_INDEX}`,
+        ])
+      ).rows[0]!.ok;
     if (await has()) return { errorIndex: true };
     let why: string | null = null;
     await client.query("BEGIN");

@@ -9,7 +9,11 @@ import { pgText, runColumns, type Tables } from "./sql.js";
  * With tags, the page is read from the first tag's rows in the run_tags_find index, newest first, each
  * other tag checked by its primary key: the cost follows the page, not the number of runs.
  */
-export function runsQuery(t: Tables, q: RunQuery, errors: ErrorPlan = "scan"): { text: string; args: unknown[] } {
+export function runsQuery(
+  t: Tables,
+  q: RunQuery,
+  errors: ErrorPlan = "scan",
+): { text: string; args: unknown[] } {
   const where: string[] = [];
   const args: unknown[] = [];
   const arg = (v: unknown) => {

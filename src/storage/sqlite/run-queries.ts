@@ -1,7 +1,7 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
 import type Database from "better-sqlite3";
-import type { FailureGroupQuery, RunQuery } from "../store.js";
+import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
 import { FAILURE_DAY_MS } from "./migrations.js";
 import { RUN_COLUMNS } from "./statements.js";
 
@@ -10,11 +10,20 @@ import { RUN_COLUMNS } from "./statements.js";
  * from the first tag's rows in the run_tags_find index, newest first (CROSS JOIN keeps that order), each other
  * tag checked by its primary key: the cost follows the page, not the number of runs.
  */
-export function runsQuery(q: RunQuery, errors: ErrorPlan = "scan"): { sql: string; args: unknown[] } {
+export function runsQuery(
+  q: RunQuery,
+  errors: ErrorPlan = "scan",
+  from?: RunCursor,
+): { sql: string; args: unknown[] } {
   const tags = Object.entries(q.tags ?? {});
   if (tags.length > 0) return taggedRunsQuery(q, tags);
   const where: string[] = [];
   const args: unknown[] = [];
+  if (from) {
+    // The first condition bounds the index range; the second breaks ties on created_at by id.
+    where.push("created_at >= ?", "(created_at > ? OR id >= ?)");
+    args.push(from.createdAt, from.createdAt, from.id);
+  }
   const match = errors === "scan" ? null : errorMatch(q.errorContains ?? "");
   if (match !== null && errors === "few") {
     // The candidates drive (CROSS JOIN keeps them first): fewer than ERROR_FEW runs looked up and sorted.
@@ -59,6 +68,9 @@ export function runsQuery(q: RunQuery, errors: ErrorPlan = "scan"): { sql: strin
  */
 export type ErrorPlan = "scan" | "few" | "many";
 
+/** A run's place in the newest-first order (created_at, id). */
+type RunCursor = { createdAt: number; id: number };
+
 /** Fewer candidates than this are looked up and sorted ("few"); from it on the index is walked ("many"). */
 export const ERROR_FEW = 200;
 
@@ -74,6 +86,38 @@ export function errorMatch(needle: string): string | null {
   for (let i = 0; i + 3 <= chars.length; i += 3) trigrams.add(chars.slice(i, i + 3).join(""));
   trigrams.add(chars.slice(-3).join(""));
   return [...trigrams].map((t) => `"${t.replaceAll('"', '""')}"`).join(" AND ");
+}
+
+/** The runs with an error searched first when there are many candidates (a dense string fills its page there). */
+export const NEWEST_ERRORS = 500;
+
+/**
+ * A page of runs as `q` asks, read by the plan that suits it. With many candidates the NEWEST_ERRORS newest
+ * runs with an error (before the cursor) are searched first: if they fill the page it is the answer (every run
+ * newer was searched), else the walk checks the candidates' set. A string few runs' errors hold is read from
+ * its candidates; one held by most errors is answered within the newest; the walk bounds the rest.
+ */
+export function readRuns(db: Database.Database, q: RunQuery): RunRow[] {
+  const page = (plan: ErrorPlan, from?: RunCursor) => {
+    const { sql, args } = runsQuery(q, plan, from);
+    return db.prepare(sql).all(...args) as RunRow[];
+  };
+  const plan = errorPlan(db, q);
+  if (plan !== "many") return page(plan);
+  const cursor = q.before
+    ? {
+        sql: "AND (created_at < ? OR (created_at = ? AND id < ?))",
+        args: [q.before.createdAt, q.before.createdAt, q.before.id],
+      }
+    : { sql: "", args: [] };
+  const from = db
+    .prepare(`SELECT created_at AS createdAt, id FROM runs WHERE error IS NOT NULL ${cursor.sql}
+      ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`)
+    .get(...cursor.args, NEWEST_ERRORS - 1) as RunCursor | undefined;
+  // Fewer runs with an error than that before the cursor: searching them all is bounded already.
+  if (from === undefined) return page("scan");
+  const newest = page("scan", from);
+  return newest.length === q.limit ? newest : page("many");
 }
 
 /** The plan for `q`'s search in error text: counts the candidates (up to ERROR_FEW) when there are trigrams. */

@@ -45,7 +45,7 @@ import { describeOpenError, describeStorageError } from "./errors.js";
 import { migrate } from "./migrations.js";
 import { SqlitePlans } from "./plans.js";
 import { SqlitePruner } from "./prune.js";
-import { errorPlan, failureCountsQuery, failureGroupsQuery, runsQuery } from "./run-queries.js";
+import { failureCountsQuery, failureGroupsQuery, readRuns } from "./run-queries.js";
 import { SqliteSchedules } from "./schedules.js";
 import { type DueRun, needsSlot, SqliteSlots } from "./slots.js";
 import { entryFromArray, numbered, prepareStatements, replayRows, type Statements } from "./statements.js";
@@ -296,8 +296,7 @@ export class SqliteStore implements Store {
   }
 
   async listRuns(q: RunQuery): Promise<RunRow[]> {
-    const { sql, args } = runsQuery(q, errorPlan(this.db, q));
-    return this.db.prepare(sql).all(...args) as RunRow[];
+    return readRuns(this.db, q);
   }
 
   async countRuns(): Promise<RunCount[]> {
