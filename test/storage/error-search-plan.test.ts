@@ -5,7 +5,8 @@
 // Scan on the pg_trgm index runs_error_trgm when few, the walk of runs_error_created when many. Checked by the query plan, by the answers, and on SQLite by the
 // index's size (small beside the runs it indexes).
 
-import { describe, expect, it } from "vitest";
+import pg from "pg";
+import { describe, expect, it, vi } from "vitest";
 import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { ERROR_FEW, errorProbe, runsQuery as pgRunsQuery } from "../../src/storage/postgres/run-queries.js";
 import { tables } from "../../src/storage/postgres/sql.js";
@@ -13,7 +14,7 @@ import { errorPlan, runsQuery as sqliteRunsQuery } from "../../src/storage/sqlit
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
-import { sql, tempSchema } from "../postgres/pg.js";
+import { PG_URL, sql, tempSchema } from "../postgres/pg.js";
 
 const RUNS = 20_000;
 const error = (i: number) =>
@@ -114,5 +115,58 @@ describe("a search in error text is answered from the trigram index", () => {
     expect(many).toMatch(/Index Scan Backward using runs_error_created/);
     expect(many).not.toMatch(/Seq Scan|Sort/);
     await checkAnswers(store);
+  });
+
+  it("on PostgreSQL without pg_trgm (a role that may not create extensions): opens, says so, searches as before", async () => {
+    const name = `wmt_noext_${process.pid}_${Date.now().toString(36)}`;
+    await sql(`CREATE DATABASE "${name}"`);
+    await sql(`CREATE ROLE "${name}" LOGIN`);
+    onCleanup(async () => {
+      await sql(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      await sql(`DROP ROLE IF EXISTS "${name}"`);
+    });
+    const url = (user: string) => {
+      const u = new URL(PG_URL);
+      u.username = user;
+      u.pathname = `/${name}`;
+      return u.toString();
+    };
+    const admin = async (text: string) => {
+      const client = new pg.Client({ connectionString: url(new URL(PG_URL).username) });
+      await client.connect();
+      try {
+        return (await client.query(text)).rows;
+      } finally {
+        await client.end();
+      }
+    };
+    // The role owns its schema but may not create in the database (no CREATE: no extension, trusted or not).
+    await admin(`REVOKE CREATE ON DATABASE "${name}" FROM PUBLIC; CREATE SCHEMA wm AUTHORIZATION "${name}"`);
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    let store: Store;
+    try {
+      store = await openPostgresStore(`${url(name)}?schema=wm`, { listen: false });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines.join("")).toMatch(/no trigram index of error text \(pg_trgm: permission denied[^)]*\)/);
+    await admin(`INSERT INTO wm.runs (id, workflow, key, version, status, error, initial_state, state, created_at,
+      updated_at) VALUES (1, 'wf', 'k1', 1, 'failed', '{"message":"Stock missing 50% off"}', '{}', '{}', 1, 1)`);
+    expect(
+      (await store.listRuns({ errorContains: "stock MISSING 50%", limit: 5 })).map((r) => r.key),
+    ).toEqual(["k1"]);
+    await store.close();
+    // Once someone who may has created the extension, the next start makes the index.
+    await admin("CREATE EXTENSION pg_trgm");
+    const again = await openPostgresStore(`${url(name)}?schema=wm`, { listen: false });
+    onCleanup(() => again.close());
+    expect(await admin("SELECT to_regclass('wm.runs_error_trgm') IS NOT NULL AS ok")).toEqual([{ ok: true }]);
+    expect(
+      (await again.listRuns({ errorContains: "stock MISSING 50%", limit: 5 })).map((r) => r.key),
+    ).toEqual(["k1"]);
   });
 });
