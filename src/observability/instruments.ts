@@ -1,10 +1,12 @@
-// Instruments that record each number twice: into a prom-client registry of their own (served as /metrics)
-// and through @opentelemetry/api metrics (a no-op unless the application registers a meter provider).
+// Instruments that record each number twice: into running totals of their own, exposed through a prom-client
+// registry (served as /metrics), and through @opentelemetry/api metrics (a no-op unless the application
+// registers a meter provider).
 //
-// prom-client is loaded when its registry is first wanted (a scrape, `registry`), not at import: a process
-// nobody scrapes (`waymark mcp --stdio`) starts without it. Until then, what the counters and histograms are
-// told is kept in order and replayed into the registry when it is made (at most PENDING_LIMIT records: past
-// that, the registry is made then), so a scrape shows the same numbers as if it had been there all along.
+// A step records a counter and a histogram, so recording must cost next to nothing: each series keeps its
+// totals in plain numbers (found by the label object's identity, the engine passes the same frozen objects),
+// and prom-client reads them only when scraped, through metric sources registered in its registry (their
+// `get()` answers what its own Counter and Histogram answer, so the exposition is the same). prom-client is
+// loaded when its registry is first wanted (a scrape, `registry`): a process nobody scrapes never loads it.
 
 import { createRequire } from "node:module";
 import { type Meter, metrics } from "@opentelemetry/api";
@@ -18,9 +20,6 @@ function prom(): typeof PromClient {
   promClient ??= require("prom-client") as typeof PromClient;
   return promClient;
 }
-
-/** Most records kept before the registry exists; the next one makes it. */
-export const PENDING_LIMIT = 10_000;
 
 /** Names of one metric: Prometheus (snake_case, unit suffix) and OpenTelemetry (dotted). */
 export interface MetricSpec<L extends string> {
@@ -36,17 +35,109 @@ export type LabelValues<L extends string> = Record<L, string>;
 /** A sample of a gauge: its series and their values now. */
 export type GaugeSample<L extends string> = Array<[LabelValues<L>, number]>;
 
+/** One exported value, in the form prom-client's registry formats (what its own metrics' get() answer). */
+interface ExportedValue {
+  value: number;
+  labels: Record<string, string | number>;
+  metricName?: string;
+  sharedLabels?: Record<string, string>;
+}
+
 /**
- * One registry per engine (not prom-client's global default, so two engines in one process do not collide),
- * and the global OpenTelemetry meter "waymark", taken when the instruments are made: register the meter
- * provider before starting the engine.
+ * The series of one metric by label values. The engine passes the same (frozen) label objects on its hot
+ * paths, so a WeakMap by identity finds them without building a key; other objects are found by their values.
+ */
+class SeriesTable<L extends string, S> {
+  private readonly byObject = new WeakMap<object, S>();
+  private readonly byValues = new Map<string, { labels: LabelValues<L>; series: S }>();
+
+  constructor(
+    private readonly names: readonly L[],
+    private readonly make: () => S,
+  ) {
+    if (names.length === 0) this.get({} as LabelValues<L>);
+  }
+
+  get(labels: LabelValues<L>): S {
+    const known = this.byObject.get(labels);
+    if (known) return known;
+    let key = "";
+    for (const n of this.names) key += `${String(labels[n])}\u0000`;
+    let entry = this.byValues.get(key);
+    if (!entry) {
+      const copy = {} as LabelValues<L>;
+      for (const n of this.names) copy[n] = labels[n];
+      entry = { labels: copy, series: this.make() };
+      this.byValues.set(key, entry);
+    }
+    this.byObject.set(labels, entry.series);
+    return entry.series;
+  }
+
+  /** Every series with its labels, in the order they were first recorded. */
+  entries(): IterableIterator<{ labels: LabelValues<L>; series: S }> {
+    return this.byValues.values();
+  }
+}
+
+interface HistogramSeries {
+  /** Observations per bucket (not cumulative); the last one is above every bound. */
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** A metric prom-client's registry reads (name, help, type and its values); registered in place of its own classes. */
+interface MetricSource {
+  name: string;
+  help: string;
+  type: "counter" | "histogram";
+  aggregator: "sum";
+  get(): Promise<{ name: string; help: string; type: string; values: ExportedValue[]; aggregator: "sum" }>;
+  getForPromString(): Promise<{
+    name: string;
+    help: string;
+    type: string;
+    values: ExportedValue[];
+    aggregator: "sum";
+  }>;
+  reset(): void;
+}
+
+function source(
+  spec: MetricSpec<string>,
+  type: "counter" | "histogram",
+  values: (forText: boolean) => ExportedValue[],
+  reset: () => void,
+): MetricSource {
+  const answer = (forText: boolean) =>
+    Promise.resolve({
+      name: spec.prom,
+      help: spec.help,
+      type,
+      values: values(forText),
+      aggregator: "sum" as const,
+    });
+  return {
+    name: spec.prom,
+    help: spec.help,
+    type,
+    aggregator: "sum",
+    get: () => answer(false),
+    getForPromString: () => answer(true),
+    reset,
+  };
+}
+
+/**
+ * One set of instruments per engine (not prom-client's global default registry, so two engines in one process
+ * do not collide), and the global OpenTelemetry meter "waymark", taken when the instruments are made: register
+ * the meter provider before starting the engine.
  */
 export class Instruments {
   private made: Registry | null = null;
-  /** Each metric's constructor, in the order they were declared (the order of the exposition). */
+  /** Each metric's registration, in the order they were declared (the order of the exposition). */
   private readonly makers: Array<(p: typeof PromClient, registry: Registry) => void> = [];
-  /** Records told before the registry was made, oldest first. */
-  private pending: Array<() => void> = [];
   private readonly meter: Meter = metrics.getMeter("waymark");
   private readonly closers: Array<() => void> = [];
 
@@ -65,45 +156,37 @@ export class Instruments {
     const registry = new p.Registry();
     this.made = registry;
     for (const m of this.makers) m(p, registry);
-    const ops = this.pending;
-    this.pending = [];
-    for (const op of ops) op();
     return registry;
   }
 
-  /** Declares a metric: made now if the registry exists, else when it is made. */
+  /** Declares a metric: registered now if the registry exists, else when it is made. */
   private declare(make: (p: typeof PromClient, registry: Registry) => void): void {
     this.makers.push(make);
     if (this.made) make(prom(), this.made);
   }
 
-  /** Runs a record now if the registry exists, else keeps it for then. */
-  private record(op: () => void): void {
-    if (this.made) {
-      op();
-      return;
-    }
-    this.pending.push(op);
-    if (this.pending.length >= PENDING_LIMIT) this.make();
+  /** Registers a source of our own in prom-client's registry (it reads sources through get()). */
+  private declareSource(metric: MetricSource): void {
+    this.declare((_, registry) => registry.registerMetric(metric as unknown as PromClient.Metric));
   }
 
   /** A counter: `add(labels, n)` adds n (1 by default). */
   counter<L extends string>(spec: MetricSpec<L>): (labels: LabelValues<L>, n?: number) => void {
-    let counter!: PromClient.Counter<L>;
-    this.declare((p, registry) => {
-      counter = new p.Counter({
-        name: spec.prom,
-        help: spec.help,
-        labelNames: spec.labels,
-        registers: [registry],
-      });
-    });
+    let table = new SeriesTable<L, { value: number }>(spec.labels, () => ({ value: 0 }));
+    this.declareSource(
+      source(
+        spec,
+        "counter",
+        () => [...table.entries()].map(({ labels, series }) => ({ labels, value: series.value })),
+        () => {
+          table = new SeriesTable(spec.labels, () => ({ value: 0 }));
+        },
+      ),
+    );
     const otel = this.meter.createCounter(spec.otel, { description: spec.help });
     return (labels, n = 1) => {
       if (n <= 0) return;
-      // Once the registry exists, straight in (no closure: this runs for every step).
-      if (this.made) counter.inc(labels, n);
-      else this.record(() => counter.inc(labels, n));
+      table.get(labels).value += n;
       otel.add(n, labels);
     };
   }
@@ -113,25 +196,52 @@ export class Instruments {
     spec: MetricSpec<L>,
     buckets: number[],
   ): (labels: LabelValues<L>, seconds: number) => void {
-    let histogram!: PromClient.Histogram<L>;
-    this.declare((p, registry) => {
-      histogram = new p.Histogram({
-        name: spec.prom,
-        help: spec.help,
-        labelNames: spec.labels,
-        buckets,
-        registers: [registry],
-      });
-    });
+    const bounds = [...buckets].sort((a, b) => a - b);
+    const fresh = (): HistogramSeries => ({ counts: new Array(bounds.length + 1).fill(0), sum: 0, count: 0 });
+    let table = new SeriesTable<L, HistogramSeries>(spec.labels, fresh);
+    this.declareSource(
+      source(
+        spec,
+        "histogram",
+        (forText) => {
+          const out: ExportedValue[] = [];
+          const bucket = `${spec.prom}_bucket`;
+          for (const { labels, series } of table.entries()) {
+            // As prom-client's Histogram: `le` a label of its own (text) or among the series' labels (get()).
+            const value = (le: number | string, v: number, metricName: string): ExportedValue =>
+              forText
+                ? { labels: le === "" ? {} : { le }, sharedLabels: labels, value: v, metricName }
+                : { labels: le === "" ? { ...labels } : { le, ...labels }, value: v, metricName };
+            let acc = 0;
+            bounds.forEach((b, i) => {
+              acc += series.counts[i]!;
+              out.push(value(b, acc, bucket));
+            });
+            out.push(value("+Inf", series.count, bucket));
+            out.push(value("", series.sum, `${spec.prom}_sum`));
+            out.push(value("", series.count, `${spec.prom}_count`));
+          }
+          return out;
+        },
+        () => {
+          table = new SeriesTable(spec.labels, fresh);
+        },
+      ),
+    );
     const otel = this.meter.createHistogram(spec.otel, {
       description: spec.help,
       unit: "s",
       advice: { explicitBucketBoundaries: buckets },
     });
     return (labels, seconds) => {
+      if (!Number.isFinite(seconds)) return;
       const v = Math.max(0, seconds);
-      if (this.made) histogram.observe(labels, v);
-      else this.record(() => histogram.observe(labels, v));
+      const series = table.get(labels);
+      let i = 0;
+      while (i < bounds.length && v > bounds[i]!) i++;
+      series.counts[i]!++;
+      series.sum += v;
+      series.count++;
       otel.record(v, labels);
     };
   }

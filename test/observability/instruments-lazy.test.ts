@@ -1,10 +1,10 @@
-// Instruments make their prom-client registry on first use (issue 21: a stdio server nobody scrapes never loads
-// prom-client). What was counted and observed before that is replayed into it, so the exposition is the one
-// of a registry made at the start; past PENDING_LIMIT records the registry is made then.
+// Instruments keep their own totals and make their prom-client registry on first use (issue 21: a stdio server
+// nobody scrapes never loads prom-client, and a step's records cost no prom-client work). The exposition is the
+// one of prom-client's own metrics fed the same records from the start.
 
 import { Counter, Histogram, Registry } from "prom-client";
 import { expect, test } from "vitest";
-import { Instruments, PENDING_LIMIT } from "../../src/observability/instruments.js";
+import { Instruments } from "../../src/observability/instruments.js";
 
 const C = { prom: "t_calls_total", otel: "t.calls", help: "Calls.", labels: ["tool"] } as const;
 const H = { prom: "t_call_seconds", otel: "t.call", help: "Call time.", labels: ["tool"] } as const;
@@ -66,14 +66,35 @@ test("records before the registry exists are replayed into it: the same expositi
   expect(await i.registry.getSingleMetricAsString("t_late_total")).toContain("t_late_total 1");
 });
 
-test("the registry is made once PENDING_LIMIT records wait, so memory stays bounded without a scrape", async () => {
+test("any number of records without a scrape keeps prom-client unloaded and one total per series", async () => {
   const i = new Instruments();
   const add = i.counter(C);
-  for (let n = 0; n < PENDING_LIMIT - 1; n++) add({ tool: "x" });
+  const observe = i.histogram(H, BUCKETS);
+  const hot = Object.freeze({ tool: "x" });
+  for (let n = 0; n < 50_000; n++) {
+    add(hot);
+    observe(hot, n % 3 === 0 ? 0.005 : 0.5);
+  }
+  add({ tool: "x" }, 5); // another object with the same values is the same series
+  observe({ tool: "y" }, Number.NaN); // not a number: not recorded (prom-client would throw)
   expect(i.loaded).toBe(false);
-  add({ tool: "x" });
-  expect(i.loaded).toBe(true);
-  expect(await i.registry.getSingleMetricAsString(C.prom)).toContain(
-    `t_calls_total{tool="x"} ${PENDING_LIMIT}`,
-  );
+  const { body } = await i.scrape();
+  expect(body).toContain('t_calls_total{tool="x"} 50005');
+  expect(body).toContain('t_call_seconds_bucket{le="0.01",tool="x"} 16667');
+  expect(body).toContain('t_call_seconds_bucket{le="1",tool="x"} 50000');
+  expect(body).toContain('t_call_seconds_count{tool="x"} 50000');
+  expect(body).not.toContain('tool="y"');
+});
+
+test("a metric without labels shows zero before anything is recorded, as prom-client's do", async () => {
+  const i = new Instruments();
+  i.counter({ prom: "t_none_total", otel: "t.none", help: "None.", labels: [] });
+  i.histogram({ prom: "t_none_seconds", otel: "t.none.s", help: "None.", labels: [] }, BUCKETS);
+  const registry = new Registry();
+  new Counter({ name: "t_none_total", help: "None.", registers: [registry] });
+  new Histogram({ name: "t_none_seconds", help: "None.", buckets: BUCKETS, registers: [registry] });
+  expect((await i.scrape()).body).toBe(await registry.metrics());
+  // The JSON form too, but for prom-client's exemplar slots (null: we keep no exemplars).
+  const plain = (v: unknown) => JSON.parse(JSON.stringify(v, (k, x) => (k === "exemplar" ? undefined : x)));
+  expect(plain(await i.registry.getMetricsAsJSON())).toEqual(plain(await registry.getMetricsAsJSON()));
 });
