@@ -15,7 +15,7 @@ import {
   RunCancelledError,
 } from "../errors.js";
 import { storedSignature } from "../failure-signature.js";
-import { RunTrace } from "../observability/tracing.js";
+import { RunTrace, tracingEnabled } from "../observability/tracing.js";
 import { RollbackFailedError } from "../rollback-errors.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
@@ -152,7 +152,7 @@ export class RunExecution {
   /** Starts (or resumes, by replay) the workflow function. */
   start(): void {
     const ctx = this.contextFor(this.root);
-    if (!this.verifying) {
+    if (!this.verifying && tracingEnabled()) {
       this.trace = new RunTrace(this, this.traceContext, this.core.owner, this.core.clock.now());
       // A run stored before it had a trace context (or created without a tracer) keeps this one from now on.
       if (this.trace.adopted)

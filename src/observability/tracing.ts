@@ -4,11 +4,14 @@
 // IMPORTANT: a run's trace context is stored with the run (runs.trace_context, a W3C traceparent), and every
 // execution span is a child of it, so a run resumed by another process after a restart continues its trace.
 // Times are the engine's clock (history's times), so spans line up with the entries they describe.
+// Without a tracer provider registered every span would be a no-op: then an execution makes none at all (a
+// step attempt's span, its context and their strings cost allocations on every step), and nothing is stored.
 
 import {
   type Attributes,
   type Context,
   context,
+  ProxyTracerProvider,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
@@ -18,6 +21,18 @@ import {
 
 /** The tracer every span of Waymark comes from (a proxy: it follows the provider registered later). */
 const tracer = trace.getTracer("waymark");
+
+/** The provider the API answers with while none is registered (a fresh proxy's delegate is the no-op one). */
+const NOOP_PROVIDER = new ProxyTracerProvider().getDelegate();
+
+/** Whether an application registered a tracer provider (asked per execution: one registered later applies then). */
+export function tracingEnabled(): boolean {
+  const provider = trace.getTracerProvider();
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NOOP_PROVIDER;
+}
+
+/** What startRunTrace answers without a tracer provider: no span, nothing to store. */
+const UNTRACED: RunStart = { traceparent: null, created() {} };
 
 /** Attribute names (one namespace, so they are easy to query). */
 export const ATTR = {
@@ -83,6 +98,7 @@ export interface RunStart {
  * `created` is called; a run that already existed leaves it unended, so no SDK exports it.
  */
 export function startRunTrace(workflow: string, key: string, version: number, now: number): RunStart {
+  if (!tracingEnabled()) return UNTRACED;
   const span = tracer.startSpan(
     `start ${workflow}`,
     {
