@@ -22,6 +22,7 @@ import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
 import { cancelEntries } from "./branches.js";
 import type { EngineCore, Wait } from "./core.js";
 import {
+  type Attempt,
   blankEntry,
   type Entry,
   type EntryKind,
@@ -305,9 +306,9 @@ export class RunExecution {
       this.core.writes.patch({ id: this.id, state: this.stateJson }, this.core.owner);
   }
 
-  /** Queues a start marker: written only if the entry is still unfinished a turn later. */
-  mark(row: EntryRow, prepare?: () => void): void {
-    if (!this.dead && !this.verifying) this.core.writes.marker(row, this.core.owner, prepare);
+  /** Queues a start marker: written (with `attempts` serialised) only if the entry is still unfinished a turn later. */
+  mark(row: EntryRow, attempts?: readonly Attempt[]): void {
+    if (!this.dead && !this.verifying) this.core.writes.marker(row, this.core.owner, attempts);
   }
 
   /** Verify mode or undo mode: where new work would begin; never settles (undo mode starts the undo). */
@@ -318,19 +319,19 @@ export class RunExecution {
   }
 
   /** Waits until everything this run wrote is committed; throws Abandoned if it stopped meanwhile. */
-  async persist(): Promise<void> {
-    if (this.verifying) return;
+  persist(): Promise<void> {
+    if (this.verifying) return Promise.resolve();
     this.active++;
-    let failed: ReadonlySet<number>;
-    try {
-      failed = await this.core.writes.flush();
-    } finally {
-      this.active--;
-    }
+    // The flush never rejects (it resolves with the runs whose writes were dropped): one shared continuation.
+    return this.core.writes.flush().then(this.persisted);
+  }
+
+  private readonly persisted = (failed: ReadonlySet<number>): void => {
+    this.active--;
     if (failed.has(this.id)) this.stop();
     if (this.dead) throw new Abandoned();
     this.maybeIdle();
-  }
+  };
 
   /** Records an entry's change and emits it once durable. */
   async commitEntry(row: EntryRow): Promise<void> {

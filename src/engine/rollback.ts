@@ -196,9 +196,7 @@ export class Rollbacks {
       const attempt: Attempt = { n: attempts.length + 1, startedAt: clock.now(), status: "running" };
       attempts.push(attempt);
       row.status = "running";
-      exec.mark(row, () => {
-        row.attempts = JSON.stringify(attempts);
-      });
+      exec.mark(row, attempts);
       try {
         await this.call(registered.handler, output, path, attempt.n, policy.timeout, cause);
         if (exec.dead) throw new Abandoned();

@@ -211,19 +211,26 @@ async function liveStep<T>(
     if (attempt.n === 1) row.startedAt = attempt.startedAt;
     const span = exec.trace?.attempt(path, attempt.n, attempt.startedAt) ?? null;
     row.status = "running";
-    // Serialised only if the marker is written (the step outlived a turn).
-    exec.mark(row, () => {
-      row.attempts = JSON.stringify(attempts);
-    });
+    // The attempts are serialised only if the marker is written (the step outlived a turn).
+    exec.mark(row, attempts);
 
     exec.active++;
     let value: T;
     // Each attempt works on its own copy of the state: a failed attempt's writes vanish with it, and
     // steps running side by side (join branches) never see or commit each other's unfinished writes.
     // The copy is made when the step first touches `step.state`; a step that never does changes nothing.
-    const work: Work = { base: exec.stateJson, value: undefined, tags: null };
+    const work = new AttemptContext(exec, scope, exec.stateJson, attempt.n, name);
     try {
-      value = await runAttempt(exec, scope, name, fn, attempt.n, policy.timeout, path, work, span);
+      try {
+        // A function that returns a value (not a promise) goes on without a turn of its own.
+        const out =
+          policy.timeout === null
+            ? callStep(exec, path, fn, work, span)
+            : timedAttempt(exec, path, fn, work, span, policy.timeout, attempt.n);
+        value = isThenable(out) ? await out : out;
+      } finally {
+        work.release();
+      }
       if (work.tags) await loadRunTags(exec);
       // The function may return after its run or branch stopped (it ignored step.signal): then nothing
       // it did is recorded. Every write of a completed step comes after this line.
@@ -313,30 +320,30 @@ function attemptEnded(
   exec.core.metrics.attempt(exec.workflow, error === undefined, (endedAt - attempt.startedAt) / 1000, final);
 }
 
-/** An attempt's private copy of the run's state, made on first use. */
-interface Work {
-  base: string;
-  value: object | undefined;
-  /** What step.tag set in this attempt (null until it is called). */
-  tags: Tags | null;
-}
-
-/** The context one attempt's function receives (a class: one allocation, accessors on the prototype). */
+/**
+ * The context one attempt's function receives, and the attempt's private copy of the run's state, made on
+ * first use (a class: one allocation, accessors on the prototype).
+ */
 class AttemptContext implements StepContext {
   private controller: AbortController | null = null;
+  /** The state as this attempt set or changed it (undefined until `step.state` is touched). */
+  value: object | undefined = undefined;
+  /** What step.tag set in this attempt (null until it is called). */
+  tags: Tags | null = null;
   constructor(
     private readonly exec: RunExecution,
     private readonly scope: Scope,
-    private readonly work: Work,
+    /** The run's state as committed when the attempt began (JSON). */
+    readonly base: string,
     readonly attempt: number,
     readonly name: string,
   ) {}
   get state(): any {
-    if (this.work.value === undefined) this.work.value = JSON.parse(this.work.base) as object;
-    return this.work.value;
+    if (this.value === undefined) this.value = JSON.parse(this.base) as object;
+    return this.value;
   }
   set state(value: any) {
-    this.work.value = value;
+    this.value = value;
   }
   get key(): string {
     return this.exec.key;
@@ -355,8 +362,8 @@ class AttemptContext implements StepContext {
   tag(name: string, value: string): void {
     // A step still running after its run or branch stopped records nothing.
     if (this.exec.dead || this.scope.cancelled) return;
-    this.work.tags ??= {};
-    tagAttempt(this.work.tags, name, value, entryPath(this.scope.path, this.name));
+    this.tags ??= {};
+    tagAttempt(this.tags, name, value, entryPath(this.scope.path, this.name));
   }
   broadcast(event: string, data?: unknown): void {
     // A step still running after its run or branch stopped tells nobody anything.
@@ -393,25 +400,25 @@ function callStep<T>(
   }
 }
 
-async function runAttempt<T>(
+/** A thenable (a promise, or any object with a then method, as await treats it). */
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    (typeof value === "object" || typeof value === "function") &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === "function"
+  );
+}
+
+/** Calls a step's function racing its timeout: the signal fires and the attempt fails with StepTimeoutError. */
+async function timedAttempt<T>(
   exec: RunExecution,
-  scope: Scope,
-  name: string,
-  fn: (step: StepContext) => Promise<T> | T,
-  attempt: number,
-  timeout: number | null,
   path: string,
-  work: Work,
+  fn: (step: StepContext) => Promise<T> | T,
+  step: AttemptContext,
   span: EntrySpan | null,
+  timeout: number,
+  attempt: number,
 ): Promise<T> {
-  const step = new AttemptContext(exec, scope, work, attempt, name);
-  if (timeout === null) {
-    try {
-      return await callStep(exec, path, fn, step, span);
-    } finally {
-      step.release();
-    }
-  }
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
@@ -426,6 +433,5 @@ async function runAttempt<T>(
     ]);
   } finally {
     clearTimeout(timer);
-    step.release();
   }
 }

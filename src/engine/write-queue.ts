@@ -18,6 +18,7 @@ import type {
   WriteBatch,
 } from "../storage/store.js";
 import { isReplayEntry } from "../storage/store.js";
+import type { Attempt } from "./entries.js";
 
 /** A completed step loaded for replay lacks columns, so writing it back would blank them: an engine bug. */
 function partialWrite(row: EntryRow): Error {
@@ -154,16 +155,16 @@ export class WriteQueue {
    * later: most steps finish within a turn, and their completion write makes the marker needless.
    * Best effort by design: a marker shows an attempt that a crash interrupted.
    */
-  marker(row: EntryRow, owner: string, prepare?: () => void): void {
+  marker(row: EntryRow, owner: string, attempts?: readonly Attempt[]): void {
     if (isReplayEntry(row)) throw partialWrite(row);
     if (this.pending.entries.has(row)) return;
-    this.markers.set(row, { owner, status: row.status, aged: false, prepare });
+    this.markers.set(row, { owner, status: row.status, aged: false, attempts });
     this.schedule();
   }
 
   private readonly markers = new Map<
     EntryRow,
-    { owner: string; status: string; aged: boolean; prepare: (() => void) | undefined }
+    { owner: string; status: string; aged: boolean; attempts: readonly Attempt[] | undefined }
   >();
 
   /** Moves markers that outlived a turn into the batch; keeps the young ones for the next. */
@@ -173,7 +174,7 @@ export class WriteQueue {
         this.markers.delete(row);
       } else if (m.aged) {
         this.markers.delete(row);
-        m.prepare?.();
+        if (m.attempts) row.attempts = JSON.stringify(m.attempts);
         this.pending.entries.add(row);
         this.pending.owned.set(row.runId, m.owner);
       } else m.aged = true;
