@@ -143,6 +143,7 @@ export interface Store {
     id: number,
   ): Promise<(RequestRow & { doneAt: number | null; result: string | null }) | undefined>;
 
+  /** Requests not done yet, oldest first: of these runs (all of theirs), or with null any run's (at most `limit`). */
   pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]>;
 
   /** Publishes workflow definitions (upsert by name and version). */

@@ -407,6 +407,13 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
       res.requests[2],
     ]);
     expect(await store.pendingRequests([], 10)).toEqual([]);
+    // Several runs at once (the change watcher asks for every run executing here): theirs, oldest first.
+    const several = await store.pendingRequests([busy.id, idle.id, 987_654], 10);
+    expect(several.map((r) => [r.runId, r.id])).toEqual([
+      [idle.id, res.requests[0]],
+      [busy.id, res.requests[1]],
+      [idle.id, res.requests[2]],
+    ]);
 
     await store.commit(batch(T0 + 200, { requestsDone: [{ id: res.requests[0]!, result: '{"ok":true}' }] }));
     expect(await store.getRequest(res.requests[0]!)).toMatchObject({

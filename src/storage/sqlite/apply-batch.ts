@@ -14,7 +14,7 @@ import {
   TERMINAL_STATUSES,
   type WriteBatch,
 } from "../store.js";
-import type { SqliteSlots } from "./slots.js";
+import type { SlotOf, SqliteSlots } from "./slots.js";
 import { numbered, PATCH_COLUMNS, type Statements } from "./statements.js";
 
 /** Applies write batches with the store's prepared statements (and one cached UPDATE per patch shape). */
@@ -118,20 +118,31 @@ export class BatchWriter {
     const keys = Object.keys(patch).filter((k) => k !== "id" && (patch as never)[k] !== undefined);
     if (keys.length === 0) return;
     const signature = keys.join(",");
+    const status = patch.status;
     let stmt = this.patchStatements.get(signature);
     if (!stmt) {
       const sets = keys.map((k) => `${PATCH_COLUMNS[k]} = @${k}`).join(", ");
-      stmt = this.db.prepare(`UPDATE runs SET ${sets} WHERE id = @id`);
+      // A status change reads back what it must act on (a parent to wake, a slot freed) in the same statement.
+      stmt = this.db.prepare(`UPDATE runs SET ${sets} WHERE id = @id${status ? ` ${AFTER_STATUS}` : ""}`);
       this.patchStatements.set(signature, stmt);
     }
     const params: Record<string, unknown> = { id: patch.id };
     for (const k of keys) params[k] = (patch as unknown as Record<string, unknown>)[k];
-    stmt.run(params);
+    const changed = status ? (stmt.get(params) as ChangedRun | undefined) : (stmt.run(params), undefined);
     if (patch.waitQueues) this.stmts.wakeIfMessageWaiting.run(numbered(now, patch.id, patch.waitQueues));
     if (patch.waitRuns) this.stmts.wakeIfChildEnded.run(numbered(now, patch.id, patch.waitRuns));
-    if (patch.status && TERMINAL_STATUSES.includes(patch.status))
+    if (!status || !changed) return;
+    if (changed.parentRunId !== null && TERMINAL_STATUSES.includes(status))
       this.stmts.wakeParent.run(numbered(now, patch.id));
     // Out of running/retrying: a concurrency slot may have freed.
-    if (patch.status && !SLOT_STATUSES.includes(patch.status)) this.slots.released(patch.id, now);
+    if (!SLOT_STATUSES.includes(status)) this.slots.releasedBy(changed, now);
   }
+}
+
+/** What a status change reads back: the parent to wake, the slot it may free. */
+const AFTER_STATUS = `RETURNING workflow, concurrency_key AS concurrencyKey, concurrency_limit AS concurrencyLimit,
+  parent_run_id AS parentRunId`;
+
+interface ChangedRun extends SlotOf {
+  parentRunId: number | null;
 }

@@ -34,6 +34,13 @@ export function needsSlot(d: DueRun): boolean {
   );
 }
 
+/** A run's concurrency key and limit (null without a limit), with its workflow. */
+export interface SlotOf {
+  workflow: string;
+  concurrencyKey: string | null;
+  concurrencyLimit: number | null;
+}
+
 export class SqliteSlots {
   private readonly s;
 
@@ -70,10 +77,13 @@ export class SqliteSlots {
 
   /** Inside a writing transaction: run `id` left running/retrying; wakes the queued runs its key has room for. */
   released(id: number, now: number): void {
-    const run = this.s.slotOf.get(id) as
-      | { workflow: string; concurrencyKey: string | null; concurrencyLimit: number | null }
-      | undefined;
-    if (!run || run.concurrencyKey === null || run.concurrencyLimit === null) return;
+    const run = this.s.slotOf.get(id) as SlotOf | undefined;
+    if (run) this.releasedBy(run, now);
+  }
+
+  /** As released, given the run's workflow and limit (read by the write that took it out of its slot). */
+  releasedBy(run: SlotOf, now: number): void {
+    if (run.concurrencyKey === null || run.concurrencyLimit === null) return;
     const holders = this.s.holders.get(numbered(run.workflow, run.concurrencyKey, -1)) as number;
     if (holders < run.concurrencyLimit)
       this.s.wake.run(numbered(run.workflow, run.concurrencyKey, run.concurrencyLimit - holders, now));

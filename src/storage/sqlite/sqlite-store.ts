@@ -458,9 +458,9 @@ export class SqliteStore implements Store {
 
   async pendingRequests(runIds: number[] | null, limit: number): Promise<RequestRow[]> {
     if (runIds === null) return this.stmts.requestsAll.all(limit) as RequestRow[];
-    const out: RequestRow[] = [];
-    for (const id of runIds) out.push(...(this.stmts.requestsFor.all(id) as RequestRow[]));
-    return out;
+    if (runIds.length === 1) return this.stmts.requestsFor.all(runIds[0]) as RequestRow[];
+    // One statement for all of them: the change watcher asks for every run executing here on each change.
+    return this.stmts.requestsForMany.all(JSON.stringify(runIds)) as RequestRow[];
   }
 
   async registerWorkflows(meta: WorkflowMeta[]): Promise<void> {

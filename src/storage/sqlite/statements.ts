@@ -222,6 +222,7 @@ export interface Statements {
   workflowMeta: Database.Statement;
   requestsAll: Database.Statement;
   requestsFor: Database.Statement;
+  requestsForMany: Database.Statement;
   setTag: Database.Statement;
   runTags: Database.Statement;
 }
@@ -376,6 +377,9 @@ export function prepareStatements(db: Database.Database): Statements {
       "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL ORDER BY id LIMIT ?",
     requestsFor:
       "SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests WHERE done_at IS NULL AND run_id = ? ORDER BY id",
+    // The same for many runs in one statement (a JSON array of ids; each a probe of requests_pending).
+    requestsForMany: `SELECT id, run_id AS runId, kind, args, created_at AS createdAt FROM requests
+      WHERE done_at IS NULL AND run_id IN (SELECT value FROM json_each(?)) ORDER BY id`,
     // The run's created_at goes with the tag (the index orders a tag's runs by it); no such run: no row.
     setTag: `INSERT INTO run_tags (run_id, name, value, run_created_at)
       SELECT id, ?2, ?3, created_at FROM runs WHERE id = ?1
