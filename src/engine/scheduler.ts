@@ -14,6 +14,8 @@ export class Scheduler {
   readonly faulted = new Map<number, number>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Number.POSITIVE_INFINITY;
+  /** The timer was set to fire at once (its time had come when armed). */
+  private timerAtOnce = false;
   private ticking: Promise<void> | null = null;
   private tickAgain = false;
 
@@ -38,11 +40,14 @@ export class Scheduler {
   arm(at: number): void {
     const { clock } = this.engine;
     if (this.engine.closed) return;
-    // Already armed at or before `at` (a due time always re-arms: a fake clock may have jumped past the timer).
-    if (at >= this.timerAt && at > clock.now()) return;
+    // Already armed at or before `at`. A due time re-arms (a fake clock may have jumped past a timer set to wait)
+    // unless the timer is already set to fire at once: every finished run pokes, and 1,000 finishing in one turn
+    // made 1,000 timers.
+    if (at >= this.timerAt && (at > clock.now() || this.timerAtOnce)) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = at;
     const delay = Math.min(Math.max(0, at - clock.now()), 2_000_000_000);
+    this.timerAtOnce = delay === 0;
     this.timer = setTimeout(() => {
       this.timer = null;
       this.timerAt = Number.POSITIVE_INFINITY;

@@ -3,7 +3,11 @@
 /** Internal signal: this execution stopped (suspended, cancelled, evicted). Never reaches users. */
 export class Abandoned extends Error {
   constructor() {
+    // No stack: nobody reads it, and a run that ends makes one (capturing a stack costs microseconds).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super("Waymark internal: this run stopped executing in this process.");
+    Error.stackTraceLimit = limit;
     this.name = "Abandoned";
   }
 }

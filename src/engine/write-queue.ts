@@ -36,10 +36,8 @@ interface Deferred<T> {
 /** These runs' writes were not stored; their executions must stop and reload later. */
 export type WriteFailureHandler = (runIds: number[], error: unknown) => void;
 
-class Pending {
-  /** Keyed by the row object: an execution writes one object per entry, so identity coalesces its writes. */
-  entries = new Set<EntryRow>();
-  runs = new Map<number, RunPatch>();
+/** Writes other than entries and run patches: made on a batch's first such write (a step's batch has none). */
+class RareWrites {
   creates: Array<{ req: CreateRun; d: Deferred<CreateResult> }> = [];
   messages: Array<{ req: NewMessage; d: Deferred<MessageResult> }> = [];
   consume: WriteBatch["consume"] = [];
@@ -49,27 +47,9 @@ class Pending {
   requestsDone: WriteBatch["requestsDone"] = [];
   rejections: WriteBatch["rejections"] = [];
   tags: WriteBatch["tags"] = [];
-  owned = new Map<number, string>();
-  /** One promise per batch, shared by everyone who flushes into it. */
-  done: Promise<ReadonlySet<number>> | null = null;
-  private resolveDone: ((failed: ReadonlySet<number>) => void) | null = null;
-
-  /** The batch's shared flush promise (created on first use). */
-  flushed(): Promise<ReadonlySet<number>> {
-    if (!this.done) this.done = new Promise((r) => (this.resolveDone = r));
-    return this.done;
-  }
-
-  settle(): void {
-    this.resolveDone?.(this.failed);
-  }
-  /** Runs whose writes in this batch were dropped (lease lost, or the commit failed). */
-  failed = new Set<number>();
 
   isEmpty(): boolean {
     return (
-      this.entries.size === 0 &&
-      this.runs.size === 0 &&
       this.creates.length === 0 &&
       this.messages.length === 0 &&
       this.consume.length === 0 &&
@@ -81,39 +61,103 @@ class Pending {
       this.tags.length === 0
     );
   }
+}
+
+/** What a batch without rare writes reads instead (never written to). */
+const NO_RARE_WRITES: Readonly<RareWrites> = (() => {
+  const none = new RareWrites();
+  for (const list of Object.values(none)) Object.freeze(list);
+  return Object.freeze(none);
+})();
+/** An empty list a batch hands the store (never written to). */
+const NONE: never[] = Object.freeze([]) as unknown as never[];
+/** What a batch resolves its flushers with when no run's writes were dropped (the usual case). */
+const NO_FAILURES: ReadonlySet<number> = new Set<number>();
+
+/** One batch's writes. Its containers are made on first use: a sequential step's commit holds one entry. */
+class Pending {
+  /** Keyed by the row object: an execution writes one object per entry, so identity coalesces its writes. */
+  entries = new Set<EntryRow>();
+  runs: Map<number, RunPatch> | null = null;
+  private rareWrites: RareWrites | null = null;
+  owned = new Map<number, string>();
+  /** One promise per batch, shared by everyone who flushes into it. */
+  done: Promise<ReadonlySet<number>> | null = null;
+  private resolveDone: ((failed: ReadonlySet<number>) => void) | null = null;
+  /** Runs whose writes in this batch were dropped (lease lost, or the commit failed); null while none. */
+  failed: Set<number> | null = null;
+
+  /** The batch's rare writes, to add to (made on first use). */
+  get more(): RareWrites {
+    this.rareWrites ??= new RareWrites();
+    return this.rareWrites;
+  }
+
+  /** The batch's rare writes, to read. */
+  get rare(): Readonly<RareWrites> {
+    return this.rareWrites ?? NO_RARE_WRITES;
+  }
+
+  /** The batch's shared flush promise (created on first use). */
+  flushed(): Promise<ReadonlySet<number>> {
+    if (!this.done) this.done = new Promise((r) => (this.resolveDone = r));
+    return this.done;
+  }
+
+  settle(): void {
+    this.resolveDone?.(this.failed ?? NO_FAILURES);
+  }
+
+  fail(runId: number): void {
+    (this.failed ??= new Set()).add(runId);
+  }
+
+  isEmpty(): boolean {
+    return (
+      this.entries.size === 0 &&
+      (this.runs === null || this.runs.size === 0) &&
+      (this.rareWrites === null || this.rareWrites.isEmpty())
+    );
+  }
 
   /** Drops every write of one run (its lease is gone); returns the run's flushers untouched. */
   dropRun(runId: number): void {
     for (const e of this.entries) if (e.runId === runId) this.entries.delete(e);
-    this.runs.delete(runId);
-    this.consume = this.consume.filter((c) => c.runId !== runId);
-    this.deleteEntries = this.deleteEntries.filter((d) => d.runId !== runId);
-    this.tags = this.tags.filter((t) => t.runId !== runId);
+    this.runs?.delete(runId);
+    const rare = this.rareWrites;
+    if (rare) {
+      rare.consume = rare.consume.filter((c) => c.runId !== runId);
+      rare.deleteEntries = rare.deleteEntries.filter((d) => d.runId !== runId);
+      rare.tags = rare.tags.filter((t) => t.runId !== runId);
+    }
     this.owned.delete(runId);
   }
 
   toBatch(now: number, checkLeases: boolean): WriteBatch {
+    const rare = this.rare;
     return {
       now,
-      creates: this.creates.map((c) => c.req),
-      messages: this.messages.map((m) => m.req),
+      creates: rare.creates.length ? rare.creates.map((c) => c.req) : NONE,
+      messages: rare.messages.length ? rare.messages.map((m) => m.req) : NONE,
       entries: [...this.entries],
-      deleteEntries: this.deleteEntries,
-      consume: this.consume,
-      unconsume: this.unconsume,
-      runs: [...this.runs.values()],
-      requestsDone: this.requestsDone,
-      rejections: this.rejections,
-      tags: this.tags,
-      requests: this.requests.map(({ runId, kind, args }) => ({ runId, kind, args })),
-      leases: checkLeases ? [...this.owned].map(([runId, owner]) => ({ runId, owner })) : [],
+      deleteEntries: rare.deleteEntries,
+      consume: rare.consume,
+      unconsume: rare.unconsume,
+      runs: this.runs ? [...this.runs.values()] : NONE,
+      requestsDone: rare.requestsDone,
+      rejections: rare.rejections,
+      tags: rare.tags,
+      requests: rare.requests.length
+        ? rare.requests.map(({ runId, kind, args }) => ({ runId, kind, args }))
+        : NONE,
+      leases: checkLeases ? [...this.owned].map(([runId, owner]) => ({ runId, owner })) : NONE,
     };
   }
 
   runIds(): number[] {
     const ids = new Set<number>(this.owned.keys());
     for (const e of this.entries) ids.add(e.runId);
-    for (const id of this.runs.keys()) ids.add(id);
+    if (this.runs) for (const id of this.runs.keys()) ids.add(id);
     return [...ids];
   }
 }
@@ -183,64 +227,65 @@ export class WriteQueue {
 
   /** Merges a partial run update into this turn's patch for the run. */
   patch(patch: RunPatch, owner: string | null): void {
-    const prev = this.pending.runs.get(patch.id);
-    this.pending.runs.set(patch.id, prev ? Object.assign(prev, patch) : { ...patch });
+    const runs = (this.pending.runs ??= new Map());
+    const prev = runs.get(patch.id);
+    runs.set(patch.id, prev ? Object.assign(prev, patch) : { ...patch });
     if (owner) this.pending.owned.set(patch.id, owner);
     this.schedule();
   }
 
   /** Sets tags of a run this process executes (step.tag); they commit with the step's record. */
   tags(runId: number, tags: Record<string, string>, owner: string): void {
-    for (const [name, value] of Object.entries(tags)) this.pending.tags.push({ runId, name, value });
+    for (const [name, value] of Object.entries(tags)) this.pending.more.tags.push({ runId, name, value });
     this.pending.owned.set(runId, owner);
     this.schedule();
   }
 
   consume(messageId: number, runId: number, bySeq: number): void {
-    this.pending.consume.push({ messageId, runId, bySeq });
+    this.pending.more.consume.push({ messageId, runId, bySeq });
     this.schedule();
   }
 
   unconsume(messageIds: number[]): void {
-    this.pending.unconsume.push(...messageIds);
+    this.pending.more.unconsume.push(...messageIds);
     this.schedule();
   }
 
   deleteEntries(runId: number, seqs: number[]): void {
     if (seqs.length === 0) return;
-    this.pending.deleteEntries.push({ runId, seqs });
+    this.pending.more.deleteEntries.push({ runId, seqs });
     this.schedule();
   }
 
   /** Stores a request for the process that owns (or next claims) the run; resolves its id. */
   request(runId: number, kind: string, args: string): Promise<number> {
     return new Promise((resolve, reject) => {
-      this.pending.requests.push({ runId, kind, args, d: { resolve, reject } });
+      this.pending.more.requests.push({ runId, kind, args, d: { resolve, reject } });
       this.schedule();
     });
   }
 
   /** Keeps a record of a refused message (for diagnosis); written with the next batch. */
   rejection(r: WriteBatch["rejections"][number]): void {
-    this.pending.rejections.push(r);
+    this.pending.more.rejections.push(r);
     this.schedule();
   }
 
   requestDone(id: number, result: unknown): void {
-    this.pending.requestsDone.push({ id, result: JSON.stringify(result) });
+    this.pending.more.requestsDone.push({ id, result: JSON.stringify(result) });
     this.schedule();
   }
 
   create(req: CreateRun): Promise<CreateResult> {
     return new Promise((resolve, reject) => {
-      this.pending.creates.push({ req, d: { resolve, reject } });
+      this.pending.more.creates.push({ req, d: { resolve, reject } });
       this.schedule();
     });
   }
 
   message(req: NewMessage): Promise<MessageResult> {
     return new Promise((resolve, reject) => {
-      this.pending.messages.push({ req, d: { resolve, reject } });
+      this.pending.more.messages.push({ req, d: { resolve, reject } });
       this.schedule();
     });
   }
@@ -308,26 +353,26 @@ export class WriteQueue {
       } catch (err) {
         if (err instanceof LeaseLostError && batch.owned.has(err.runId)) {
           batch.dropRun(err.runId);
-          batch.failed.add(err.runId);
+          batch.fail(err.runId);
           this.onFailure([err.runId], err);
           continue;
         }
         const ids = batch.runIds();
-        for (const id of ids) batch.failed.add(id);
+        for (const id of ids) batch.fail(id);
         this.onFailure(ids, err);
-        for (const c of batch.creates) c.d.reject(err);
-        for (const m of batch.messages) m.d.reject(err);
-        for (const r of batch.requests) r.d.reject(err);
+        for (const c of batch.rare.creates) c.d.reject(err);
+        for (const m of batch.rare.messages) m.d.reject(err);
+        for (const r of batch.rare.requests) r.d.reject(err);
         batch.settle();
         return;
       }
-      batch.creates.forEach((c, i) => {
+      batch.rare.creates.forEach((c, i) => {
         c.d.resolve(result.created[i]!);
       });
-      batch.messages.forEach((m, i) => {
+      batch.rare.messages.forEach((m, i) => {
         m.d.resolve(result.messages[i]!);
       });
-      batch.requests.forEach((r, i) => {
+      batch.rare.requests.forEach((r, i) => {
         r.d.resolve(result.requests[i]!);
       });
       batch.settle();

@@ -128,7 +128,9 @@ export class BatchWriter {
     }
     const params: Record<string, unknown> = { id: patch.id };
     for (const k of keys) params[k] = (patch as unknown as Record<string, unknown>)[k];
-    const changed = status ? (stmt.get(params) as ChangedRun | undefined) : (stmt.run(params), undefined);
+    let changed: ChangedRun | undefined;
+    if (status) changed = stmt.get(params) as ChangedRun | undefined;
+    else stmt.run(params);
     if (patch.waitQueues) this.stmts.wakeIfMessageWaiting.run(numbered(now, patch.id, patch.waitQueues));
     if (patch.waitRuns) this.stmts.wakeIfChildEnded.run(numbered(now, patch.id, patch.waitRuns));
     if (!status || !changed) return;
