@@ -7,6 +7,36 @@ import { BACKENDS, batch } from "./backends.js";
 import { createRun, entry, send, suspend, T0 } from "./fixtures.js";
 
 describe.each(BACKENDS)("$name store: commit", (backend) => {
+  it("answers a create with the stored row, every optional field set", async () => {
+    const store = await (await backend.fresh()).open();
+    const create = (key: string, extra: object) => ({
+      workflow: "wf",
+      key,
+      version: 3,
+      input: '{"q":"\\u0000?"}',
+      initialState: '{"s":1}',
+      now: T0,
+      owner: "me",
+      leaseUntil: T0 + 100,
+      ...extra,
+    });
+    const [parent] = (await store.commit(batch(T0, { creates: [create("p", {})] }))).created;
+    const { created } = await store.commit(
+      batch(T0 + 1, {
+        creates: [
+          create("child", {
+            traceContext: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            parentRunId: parent!.run.id,
+            tags: { customer: "c-9" },
+          }),
+          create("limited", { concurrency: { key: "c-9", limit: 2 } }),
+        ],
+      }),
+    );
+    for (const c of [parent!, ...created]) expect(c.run).toEqual(await store.getRun(c.run.id));
+    expect(created[1]!.run).toMatchObject({ owner: null, status: "pending", concurrencyKey: "c-9" });
+  });
+
   it("creates runs idempotently by workflow and key, claimed or left for the scheduler", async () => {
     const store = await (await backend.fresh()).open();
     const res = await store.commit(
@@ -70,6 +100,9 @@ describe.each(BACKENDS)("$name store: commit", (backend) => {
     });
     expect(again).toEqual({ created: false, run: a!.run });
     expect(b!.run.id).toBeGreaterThan(a!.run.id);
+    // What a create answers is the stored row, every field (SQLite builds it instead of reading it back).
+    expect(a!.run).toEqual(await store.getRun(a!.run.id));
+    expect(b!.run).toEqual(await store.getRun(b!.run.id));
 
     const later = await store.commit(
       batch(T0 + 1, {

@@ -7,6 +7,7 @@ import { LeaseLostError, StorageError } from "../../errors.js";
 import {
   type BatchResult,
   type CreateResult,
+  type CreateRun,
   type MessageResult,
   type RunPatch,
   type RunRow,
@@ -39,25 +40,12 @@ export class BatchWriter {
     for (const c of batch.creates) {
       // A limited run is never claimed here: the claim (slots.ts) gives it a slot or queues it.
       const owner = c.concurrency ? null : c.owner;
-      const row = s.insertRun.get({
-        workflow: c.workflow,
-        key: c.key,
-        version: c.version,
-        status: owner ? "running" : "pending",
-        input: c.input,
-        initialState: c.initialState,
-        wakeAt: owner ? c.leaseUntil : c.now,
-        owner,
-        leaseUntil: owner ? c.leaseUntil : null,
-        now: c.now,
-        traceContext: c.traceContext ?? null,
-        parentRunId: c.parentRunId ?? null,
-        concurrencyKey: c.concurrency?.key ?? null,
-        concurrencyLimit: c.concurrency?.limit ?? null,
-      }) as RunRow | undefined;
-      if (row) {
+      const row = createdRow(c, owner);
+      const id = s.insertRun.get(row) as number | undefined;
+      if (id !== undefined) {
+        row.id = id;
         created.push({ run: row, created: true });
-        for (const [name, value] of Object.entries(c.tags ?? {})) s.setTag.run(numbered(row.id, name, value));
+        for (const [name, value] of Object.entries(c.tags ?? {})) s.setTag.run(numbered(id, name, value));
       } else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
     }
     for (const d of batch.deleteEntries) for (const seq of d.seqs) s.deleteEntry.run(d.runId, seq);
@@ -147,4 +135,38 @@ const AFTER_STATUS = `RETURNING workflow, concurrency_key AS concurrencyKey, con
 
 interface ChangedRun extends SlotOf {
   parentRunId: number | null;
+}
+
+/**
+ * The row a create inserts, as the store reads it back (its id set once inserted); also the insert's named
+ * parameters. Fields in RUN_COLUMNS' order, so every run row has one shape.
+ */
+function createdRow(c: CreateRun, owner: string | null): RunRow {
+  return {
+    id: 0,
+    workflow: c.workflow,
+    key: c.key,
+    version: c.version,
+    status: owner ? "running" : "pending",
+    input: c.input,
+    initialState: c.initialState,
+    state: c.initialState,
+    output: null,
+    error: null,
+    waiting: null,
+    waitQueues: null,
+    wakeAt: owner ? c.leaseUntil : c.now,
+    owner,
+    leaseUntil: owner ? c.leaseUntil : null,
+    createdAt: c.now,
+    updatedAt: c.now,
+    finishedAt: null,
+    failureSignature: null,
+    traceContext: c.traceContext ?? null,
+    parentRunId: c.parentRunId ?? null,
+    waitRuns: null,
+    concurrencyKey: c.concurrency?.key ?? null,
+    concurrencyLimit: c.concurrency?.limit ?? null,
+    queuedAt: null,
+  };
 }

@@ -264,11 +264,13 @@ export function onFirstUse<K extends string>(
 /** Every statement the store runs on `db`, each prepared on first use. */
 export function prepareStatements(db: Database.Database): Statements {
   return onFirstUse(db, {
-    insertRun: `INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
+    // The id only: the store builds the row from what it inserted (reading 25 columns back cost 6-11 µs a run).
+    insertRun:
+      pluck(`INSERT INTO runs (workflow, key, version, status, input, initial_state, state, wake_at, owner,
         lease_until, created_at, updated_at, trace_context, parent_run_id, concurrency_key, concurrency_limit)
-      VALUES (@workflow, @key, @version, @status, @input, @initialState, @initialState, @wakeAt, @owner,
-        @leaseUntil, @now, @now, @traceContext, @parentRunId, @concurrencyKey, @concurrencyLimit)
-      ON CONFLICT (workflow, key) DO NOTHING RETURNING ${RUN_COLUMNS}`,
+      VALUES (@workflow, @key, @version, @status, @input, @initialState, @state, @wakeAt, @owner,
+        @leaseUntil, @createdAt, @updatedAt, @traceContext, @parentRunId, @concurrencyKey, @concurrencyLimit)
+      ON CONFLICT (workflow, key) DO NOTHING RETURNING id`),
     runById: `SELECT ${RUN_COLUMNS} FROM runs WHERE id = ?`,
     runByKey: `SELECT ${RUN_COLUMNS} FROM runs WHERE workflow = ? AND key = ?`,
     ownerOf: pluck("SELECT owner FROM runs WHERE id = ?"),
