@@ -100,3 +100,41 @@ describe("a claimed run whose load fails", () => {
     ]);
   });
 });
+
+describe("a resumed run's replay at start", () => {
+  it("is not interleaved with publishing the definitions: its first new step begins before they are read", async () => {
+    const db = tempDb();
+    const clock = new FakeClock();
+    let hang = true;
+    const order: string[] = [];
+    const long = workflow({
+      run: async (ctx) => {
+        for (let i = 0; i < 2000; i++) await ctx.step(`s${i}`, () => i);
+        return ctx.step("live", () => {
+          order.push("first new step");
+          return hang ? new Promise<number>(() => {}) : 1;
+        });
+      },
+    });
+    const registry = setup({ use: { long } });
+    const first = await registry.start({ database: db, clock });
+    const run = await first.getOrCreate("long", "k");
+    await waitForStatus(first, run, ["running"]);
+    while (order.length === 0) await new Promise((r) => setImmediate(r));
+    await first.close();
+    hang = false;
+    order.length = 0;
+
+    const { openSqliteStore } = await import("../../src/storage/sqlite/sqlite-store.js");
+    const store = openSqliteStore(db);
+    const read = store.workflowMeta.bind(store);
+    store.workflowMeta = async () => {
+      order.push("definitions read");
+      return read();
+    };
+    const second = closeLater(await registry.start({ database: store, clock }));
+    order.push("start returned");
+    expect(await (await second.get("long", "k")).result({ timeout: 5000 })).toBe(1);
+    expect(order).toEqual(["first new step", "definitions read", "start returned"]);
+  });
+});
