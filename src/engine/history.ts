@@ -1,7 +1,7 @@
 // The in-memory history index of an executing run: entries by scope and ordinal, O(1) per lookup.
 
 import type { EntryRow } from "../storage/store.js";
-import { asEntry, type Entry } from "./entries.js";
+import { asEntries, asEntry, type Entry } from "./entries.js";
 import { textProblem } from "./query-input.js";
 
 /** Separator rules: names are path segments, so they may not contain the path syntax. */
@@ -107,7 +107,9 @@ export class HistoryIndex {
   maxSeq = 0;
   maxStateSeq = 0;
 
+  /** Takes `rows` over: a history of root entries only, each at its index (a long sequence), is the root's list. */
   constructor(rows: EntryRow[]) {
+    if (this.adoptRoot(rows)) return;
     // As add() does, row by row; consecutive rows mostly share a scope, so its list is looked up once a run.
     let path: string | null = null;
     let list: Array<Entry | undefined> = [];
@@ -125,6 +127,22 @@ export class HistoryIndex {
     }
     this.maxSeq = maxSeq;
     this.maxStateSeq = maxStateSeq;
+  }
+
+  /** Uses `rows` as the root scope's list when they are exactly that (root scope, ordinal = index): no copy. */
+  private adoptRoot(rows: EntryRow[]): boolean {
+    let maxSeq = 0;
+    let maxStateSeq = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      if (row.scope !== "" || row.ordinal !== i) return false;
+      if (row.seq > maxSeq) maxSeq = row.seq;
+      if (row.stateSeq !== null && row.stateSeq > maxStateSeq) maxStateSeq = row.stateSeq;
+    }
+    if (rows.length > 0) this.byScope.set("", asEntries(rows));
+    this.maxSeq = maxSeq;
+    this.maxStateSeq = maxStateSeq;
+    return true;
   }
 
   add(stored: EntryRow): void {
