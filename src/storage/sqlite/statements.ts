@@ -86,7 +86,7 @@ const PACK_SEQS = 4096;
  * A run's history as loadRuns answers it (in seq order). better-sqlite3 pays per value it hands over, so the
  * plain completed steps, most of a long history, come packed, PACK_SEQS seqs to one JSON array text of 5
  * values a row (seq, scope, ordinal, name, output), which one JSON.parse splits: the numbers come back as
- * numbers (no string each to convert) and json_quote makes any text exact, a null output included. A count
+ * numbers (no string each to convert) and SQLite's JSON quoting makes any text exact, a null output included. A count
  * that does not match (not expected) falls back to reading the run row by row.
  */
 export function replayRows(s: Statements, runId: number): EntryRow[] {
@@ -322,10 +322,11 @@ export function prepareStatements(db: Database.Database): Statements {
     replayOthers: raw(
       `SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? AND NOT (${PLAIN_STEP}) ORDER BY seq`,
     ),
-    // ...and the plain completed steps of a seq range as one JSON array text, 5 values a row.
-    replayPacked: raw(`SELECT '[' || group_concat(seq || ',' || json_quote(scope) || ',' || ordinal || ','
-      || json_quote(name) || ',' || json_quote(output), ',') || ']', count(*)
-      FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`),
+    // ...and the plain completed steps of a seq range as one JSON array text, 5 values a row: each row's
+    // json_array without its brackets (it starts with a number and ends with a string or null, so trim takes
+    // off exactly those two).
+    replayPacked: raw(`SELECT '[' || group_concat(trim(json_array(seq, scope, ordinal, name, output), '[]'), ',')
+      || ']', count(*) FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`),
     maxSeq: pluck("SELECT max(seq) FROM entries WHERE run_id = ?"),
     entriesPage: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     entry: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`,
