@@ -305,7 +305,7 @@ describe.each(BACKENDS)("$name store: reads", (backend) => {
   it("loads a history whose names, scopes and outputs hold quotes, backslashes, commas and any text, unchanged", async () => {
     const store = await (await backend.fresh()).open();
     const run = await createRun(store, "quoting", { owner: "me" });
-    const texts = ['"', "\\", '\\"', ",", "],[", "null", "1,2", "é✓😀", "\u2028\u2029", "\u007f", ""];
+    const texts = ['"', "\\", '\\"', ",", "],[", "null", "1,2", "é✓😀", "\u2028\u2029", "\u007f", "[[1]]", "]", ""];
     const rows = texts.flatMap((t, i) => [
       entry(run.id, 2 * i + 1, { scope: i % 2 ? `loop#${i}/j[${t}]` : "", name: `n${i}${t}`, output: t }),
       entry(run.id, 2 * i + 2, { name: `m${i}`, output: JSON.stringify({ t, list: [t, 1.5, -0, 1e21] }) }),
