@@ -86,16 +86,21 @@ const PACK_SEQS = 4096;
  * A run's history as loadRuns answers it (in seq order). better-sqlite3 pays per value it hands over, so the
  * plain completed steps, most of a long history, come packed, PACK_SEQS seqs to one JSON array text of 5
  * values a row (seq, scope, ordinal, name, output), which one JSON.parse splits: the numbers come back as
- * numbers (no string each to convert) and SQLite's JSON quoting makes any text exact, a null output included. A count
- * that does not match (not expected) falls back to reading the run row by row.
+ * numbers (no string each to convert) and SQLite's JSON quoting makes any text exact, a null output included.
+ * The other entries are read as rows, range by range, and only in a range the plain steps do not fill: seqs
+ * are whole numbers from 1, so a range of n seqs holding n plain steps holds nothing else (a long history's
+ * other entries are its last few, and their read skips the rest). A count that does not match (not expected)
+ * falls back to reading the run row by row.
  */
 export function replayRows(s: Statements, runId: number): EntryRow[] {
-  const others = replayEntries(runId, s.replayOthers.all(runId) as unknown[][]);
   const max = (s.maxSeq.get(runId) as number | null) ?? 0;
+  const others: EntryRow[] = [];
   const chunks: unknown[][] = [];
   let total = 0;
   for (let from = 0; from < max; from += PACK_SEQS) {
-    const [text, count] = s.replayPacked.get(runId, from, from + PACK_SEQS) as [string | null, number];
+    const to = Math.min(from + PACK_SEQS, max);
+    const [text, count] = s.replayPacked.get(runId, from, to) as [string | null, number];
+    if (count < to - from) replayEntries(runId, s.replayOthersIn.all(runId, from, to) as unknown[][], others);
     if (count === 0 || text === null) continue;
     const f = JSON.parse(text) as unknown[];
     if (f.length !== count * 5) return replayEntries(runId, s.replayEntriesOf.all(runId) as unknown[][]);
@@ -193,7 +198,7 @@ export interface Statements {
   claimRun: Database.Statement;
   entriesOf: Database.Statement;
   replayEntriesOf: Database.Statement;
-  replayOthers: Database.Statement;
+  replayOthersIn: Database.Statement;
   replayPacked: Database.Statement;
   maxSeq: Database.Statement;
   entriesPage: Database.Statement;
@@ -318,14 +323,14 @@ export function prepareStatements(db: Database.Database): Statements {
     entriesOf: raw(`SELECT ${ENTRY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`),
     // What replay reads (loadedEntry builds the rows): a completed step without its other columns.
     replayEntriesOf: raw(`SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? ORDER BY seq`),
-    // The same in two parts (see replayRows): the entries that are not plain completed steps, as rows...
-    replayOthers: raw(
-      `SELECT ${REPLAY_FIELDS} FROM entries WHERE run_id = ? AND NOT (${PLAIN_STEP}) ORDER BY seq`,
-    ),
+    // The same in two parts (see replayRows): the entries of a seq range that are not plain completed steps...
+    replayOthersIn: raw(`SELECT ${REPLAY_FIELDS} FROM entries
+      WHERE run_id = ? AND seq > ? AND seq <= ? AND NOT (${PLAIN_STEP}) ORDER BY seq`),
     // ...and the plain completed steps of a seq range as one JSON array text, 5 values a row: each row's
     // json_array without its brackets (it starts with a number and ends with a string or null, so trim takes
     // off exactly those two).
-    replayPacked: raw(`SELECT '[' || group_concat(trim(json_array(seq, scope, ordinal, name, output), '[]'), ',')
+    replayPacked:
+      raw(`SELECT '[' || group_concat(trim(json_array(seq, scope, ordinal, name, output), '[]'), ',')
       || ']', count(*) FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`),
     maxSeq: pluck("SELECT max(seq) FROM entries WHERE run_id = ?"),
     entriesPage: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
