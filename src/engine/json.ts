@@ -5,31 +5,46 @@ import { checkDepth } from "./depth.js";
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
-/** Returns why `value` would not survive a JSON round trip, or null when it would. */
-function problem(value: unknown, path: string, seen: Set<object>): [string, string, string] | null {
+/** Why a value would not survive a JSON round trip: where (keys and indexes, innermost first), what, the fix. */
+interface Problem {
+  at: Array<string | number>;
+  what: string;
+  hint: string;
+}
+
+const found = (what: string, hint: string): Problem => ({ at: [], what, hint });
+
+/**
+ * Returns why `value` would not survive a JSON round trip, or null when it would. The path is collected on
+ * the way back from a problem, so a value that has none allocates nothing but the cycle check.
+ */
+function problem(value: unknown, seen: Set<object>): Problem | null {
   switch (typeof value) {
     case "string":
     case "boolean":
       return null;
     case "number":
-      return Number.isFinite(value) ? null : [path, String(value), "Use null or a finite number instead."];
+      return Number.isFinite(value) ? null : found(String(value), "Use null or a finite number instead.");
     case "undefined":
-      return [path, "undefined", "Use null, or leave the property out."];
+      return found("undefined", "Use null, or leave the property out.");
     case "bigint":
-      return [path, "a bigint", "Convert it with String(value) or Number(value)."];
+      return found("a bigint", "Convert it with String(value) or Number(value).");
     case "function":
-      return [path, "a function", "Record data, not functions."];
+      return found("a function", "Record data, not functions.");
     case "symbol":
-      return [path, "a symbol", "Use a string instead."];
+      return found("a symbol", "Use a string instead.");
   }
   if (value === null) return null;
   const obj = value as object;
-  if (seen.has(obj)) return [path, "a circular reference", "Remove the cycle."];
+  if (seen.has(obj)) return found("a circular reference", "Remove the cycle.");
   if (Array.isArray(obj)) {
     seen.add(obj);
     for (let i = 0; i < obj.length; i++) {
-      const p = problem(obj[i], `${path}[${i}]`, seen);
-      if (p) return p;
+      const p = problem(obj[i], seen);
+      if (p) {
+        p.at.push(i);
+        return p;
+      }
     }
     seen.delete(obj);
     return null;
@@ -45,17 +60,30 @@ function problem(value: unknown, path: string, seen: Set<object>): [string, stri
           : obj instanceof Error
             ? "Record { name, message } instead, or let it throw."
             : "Record a plain object with its data instead.";
-    return [path, type, hint];
+    return found(type, hint);
   }
   seen.add(obj);
   for (const key of Object.keys(obj)) {
     const v = (obj as Record<string, unknown>)[key];
     if (v === undefined) continue; // dropped by JSON, as JavaScript users expect
-    const p = problem(v, `${path}.${key}`, seen);
-    if (p) return p;
+    const p = problem(v, seen);
+    if (p) {
+      p.at.push(key);
+      return p;
+    }
   }
   seen.delete(obj);
   return null;
+}
+
+/** A problem's path as messages show it: `items[2].price` (nothing at the top). */
+function problemPath(p: Problem): string {
+  let path = "";
+  for (let i = p.at.length - 1; i >= 0; i--) {
+    const k = p.at[i]!;
+    path += typeof k === "number" ? `[${k}]` : `.${k}`;
+  }
+  return path.replace(/^\./, "");
 }
 
 /**
@@ -68,8 +96,8 @@ export function toJson(value: unknown, what: string): string {
   if (typeof value === "number" && Number.isFinite(value)) return String(value);
   // Iterative, before the recursive walks below (and JSON.stringify): the depth bounds their recursion.
   checkDepth(value, what);
-  const p = problem(value, "", new Set());
-  if (p) throw new NotSerializableError(what, p[0].replace(/^\./, ""), p[1], p[2]);
+  const p = problem(value, new Set());
+  if (p) throw new NotSerializableError(what, problemPath(p), p.what, p.hint);
   return JSON.stringify(value);
 }
 
