@@ -115,19 +115,45 @@ export const UNLOADED_FIELDS = ["startedAt", "endedAt", "input", "error", "attem
  * shape, no per-entry cost.
  */
 export class ReplayEntry {
+  // Declared, then set in the constructor: class fields would each be defined (as undefined) first, which
+  // cost as much again for the thousands a long history loads.
+  declare runId: number;
+  declare seq: number;
+  declare scope: string;
+  declare ordinal: number;
+  declare name: string;
+  declare kind: string;
+  declare status: string;
+  declare output: string | null;
+  declare detail: string | null;
+  declare stateSeq: number | null;
+  declare stateDiff: string | null;
+
   constructor(
-    public runId: number,
-    public seq: number,
-    public scope: string,
-    public ordinal: number,
-    public name: string,
-    public kind: string,
-    public status: string,
-    public output: string | null,
-    public detail: string | null,
-    public stateSeq: number | null,
-    public stateDiff: string | null,
-  ) {}
+    runId: number,
+    seq: number,
+    scope: string,
+    ordinal: number,
+    name: string,
+    kind: string,
+    status: string,
+    output: string | null,
+    detail: string | null,
+    stateSeq: number | null,
+    stateDiff: string | null,
+  ) {
+    this.runId = runId;
+    this.seq = seq;
+    this.scope = scope;
+    this.ordinal = ordinal;
+    this.name = name;
+    this.kind = kind;
+    this.status = status;
+    this.output = output;
+    this.detail = detail;
+    this.stateSeq = stateSeq;
+    this.stateDiff = stateDiff;
+  }
 }
 for (const field of UNLOADED_FIELDS) {
   const fail = function (this: ReplayEntry): never {
