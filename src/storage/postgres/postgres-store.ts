@@ -48,7 +48,7 @@ import { ChangeListener } from "./listener.js";
 import * as plans from "./plans.js";
 import { countExpired, nextToExpire, pruneRuns, pruneStatements } from "./prune.js";
 import { statements } from "./queries.js";
-import { ERROR_FEW, errorProbe, failureCountsQuery, failureGroupsQuery, runsQuery } from "./run-queries.js";
+import { failureCountsQuery, failureGroupsQuery, readRuns } from "./run-queries.js";
 import {
   advanceSchedule,
   listSchedules,
@@ -345,10 +345,7 @@ export class PostgresStore implements Store {
 
   async listRuns(q: RunQuery): Promise<RunRow[]> {
     try {
-      const probe = this.errorIndex ? errorProbe(this.t, q) : null;
-      const few = probe !== null && (await this.pool.query(probe.text, probe.args)).rows[0].n < ERROR_FEW;
-      const { text, args } = runsQuery(this.t, q, few ? "few" : "scan");
-      return (await this.pool.query<RunRow>(text, args)).rows;
+      return await readRuns(this.pool, this.t, q, this.errorIndex);
     } catch (err) {
       throw this.describe(err);
     }

@@ -1,6 +1,7 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
-import type { FailureGroupQuery, RunQuery } from "../store.js";
+import type pg from "pg";
+import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
 import { FAILURE_DAY_MS } from "./migrations.js";
 import { pgText, runColumns, type Tables } from "./sql.js";
 
@@ -41,6 +42,18 @@ export function runsQuery(
     return { text, args };
   }
   runFilters(q, where, arg, "", errors);
+  if (errors === "newest") {
+    // The window: the newestErrors(limit) newest runs with an error in the time range before the cursor, a
+    // range of runs_error_created walked backward; the filters are checked on its rows. Its last row comes
+    // too (edge), whether it matches or not: the walk goes on from it, and it is read in the same snapshot.
+    const { range } = errorRange(q, args);
+    const size = arg(newestErrors(q.limit));
+    const text = `SELECT ${runColumns()}, ${where.join(" AND ")} AS matched, rn = ${size} AS edge
+      FROM (SELECT *, row_number() OVER (ORDER BY created_at DESC, id DESC) AS rn FROM ${t.runs}
+        WHERE ${range.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ${size}) w
+      WHERE (${where.join(" AND ")}) OR rn = ${size} ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit + 1)}`;
+    return { text, args };
+  }
   if (q.before) where.push(`(created_at, id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
   const text = `SELECT ${runColumns()} FROM ${t.runs} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
       ORDER BY created_at DESC, id DESC LIMIT ${arg(q.limit)}`;
@@ -54,10 +67,22 @@ const TRIGRAM = /[\p{L}\p{N}]{3}/u;
  * How a page with a search in error text reads. "scan": runs_error_created newest first, each error read and
  * searched (no index, a string without a trigram, a tag filter, or many candidates: they are dense enough
  * that the walk soon fills the page, where a sort of them all would not). "few": the candidates from the
- * trigram index (migration 15), fetched and sorted. The planner cannot tell the two apart (it guesses a
- * handful of rows for any ILIKE), so the store counts the candidates first (errorProbe) and chooses.
+ * trigram index (migration 15), fetched and sorted. "newest": the scan bounded to the newestErrors(limit) newest
+ * runs with an error (before the cursor); only a page it fills is the answer (every run newer was searched).
+ * The planner cannot tell "few" and "scan" apart (it guesses a handful of rows for any ILIKE), so the store
+ * reads "newest" first (a common string fills its page there: counting its candidates in the GIN index alone
+ * took longer than that), and only when the page is not full counts the candidates (errorProbe) and chooses.
  */
-export type ErrorPlan = "scan" | "few";
+export type ErrorPlan = "scan" | "few" | "newest";
+
+/**
+ * How many of the newest runs with an error "newest" searches for a page of `limit`: ten pages' worth (a
+ * string one error in ten holds fills it), from 100 to 500. Each costs its error's lower() (7.5 us for 1.4 KB),
+ * which a string no error holds pays for all of them before its candidates are counted.
+ */
+export function newestErrors(limit: number): number {
+  return Math.min(500, Math.max(100, limit * 10));
+}
 
 /** Fewer candidates than this are fetched and sorted ("few"). */
 export const ERROR_FEW = 100;
@@ -75,6 +100,58 @@ export function errorProbe(t: Tables, q: RunQuery): { text: string; args: unknow
       LIMIT $2) c`,
     args: [errorPattern(q.errorContains), ERROR_FEW],
   };
+}
+
+/** What readRuns queries through: a pool or a client. */
+type Queryable = Pick<pg.Pool, "query">;
+
+/**
+ * A page of runs as `q` asks, read by the plan that suits it. A search in error text the trigram index can
+ * help with reads the newestErrors(limit) newest runs with an error first ("newest"): a page they fill is the answer,
+ * and a common string fills it after a few rows. Otherwise, if there are no more runs with an error (in the
+ * range, before the cursor), those rows are the answer too. Else the candidates are counted: few are fetched
+ * and sorted; many are walked on from the last of the newest, the page's rest after the rows already found.
+ */
+export async function readRuns(
+  db: Queryable,
+  t: Tables,
+  q: RunQuery,
+  errorIndex: boolean,
+): Promise<RunRow[]> {
+  const read = async (plan: ErrorPlan, query = q) => {
+    const { text, args } = runsQuery(t, query, plan);
+    return (await db.query<RunRow>(text, args)).rows;
+  };
+  const probe = errorIndex ? errorProbe(t, q) : null;
+  if (probe === null) return await read("scan");
+  const { text, args } = runsQuery(t, q, "newest");
+  const newest: RunRow[] = [];
+  let edge: RunRow | undefined;
+  for (const { matched, edge: last, ...run } of (await db.query<NewestRow>(text, args)).rows) {
+    if (matched && newest.length < q.limit) newest.push(run);
+    if (last) edge = run;
+  }
+  // A full page, or every run with an error (in the range, before the cursor) searched.
+  if (newest.length === q.limit || edge === undefined) return newest;
+  if ((await db.query(probe.text, probe.args)).rows[0].n < ERROR_FEW) return await read("few");
+  const before = { createdAt: edge.createdAt, id: edge.id };
+  return [...newest, ...(await read("scan", { ...q, before, limit: q.limit - newest.length }))];
+}
+
+/** A row of "newest": a run, whether it matches, whether it is the last of the window. */
+type NewestRow = RunRow & { matched: boolean; edge: boolean };
+
+/** The runs with an error in `q`'s time range before its cursor: a range of runs_error_created. */
+function errorRange(q: RunQuery, args: unknown[] = []): { range: string[]; args: unknown[] } {
+  const arg = (v: unknown) => {
+    args.push(v);
+    return `$${args.length}`;
+  };
+  const range = ["error IS NOT NULL"];
+  if (q.createdAfter !== undefined) range.push(`created_at >= ${arg(q.createdAfter)}`);
+  if (q.createdBefore !== undefined) range.push(`created_at < ${arg(q.createdBefore)}`);
+  if (q.before) range.push(`(created_at, id) < (${arg(q.before.createdAt)}, ${arg(q.before.id)})`);
+  return { range, args };
 }
 
 /** The WHERE conditions on runs' own columns (every filter but tags and the cursor); `p` qualifies them. */
