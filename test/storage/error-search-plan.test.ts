@@ -2,8 +2,9 @@
 // the trigram index of error text (migration 15): on SQLite the run_errors FTS5 table gives the candidates,
 // looked up by key when few (a string few or no errors hold) or checked while walking runs_error_created
 // newest first when many (the runs with an error only, never a scan of runs); on PostgreSQL a Bitmap Index
-// Scan on the pg_trgm index runs_error_trgm when few, the walk of runs_error_created when many. Checked by the query plan, by the answers, and on SQLite by the
-// index's size (small beside the runs it indexes).
+// Scan on the pg_trgm index runs_error_trgm when few, the walk of runs_error_created when many, and first of
+// all a bounded walk of the newest runs with an error (a common string fills its page there). Checked by the
+// query plan, by the answers, and on SQLite by the index's size (small beside the runs it indexes).
 
 import pg from "pg";
 import { describe, expect, it, vi } from "vitest";
@@ -114,6 +115,17 @@ describe("a search in error text is answered from the trigram index", () => {
     const many = await planOf(MANY);
     expect(many).toMatch(/Index Scan Backward using runs_error_created/);
     expect(many).not.toMatch(/Seq Scan|Sort/);
+    // What the store reads first for any string with a trigram: the newest runs with an error, a bounded walk
+    // of the same index (no bitmap of the trigram index's candidates: for a common string that alone cost more).
+    for (const q of [FOUND, MANY]) {
+      const { text, args } = pgRunsQuery(tables(s), q, "newest");
+      const plan = (await sql<{ "QUERY PLAN": string }>(`EXPLAIN ${text}`, args))
+        .map((r) => r["QUERY PLAN"])
+        .join("\n");
+      expect(plan).toMatch(/Index Scan Backward using runs_error_created/);
+      expect(plan).toMatch(/WindowAgg/);
+      expect(plan).not.toMatch(/Seq Scan|Sort|Bitmap/);
+    }
     await checkAnswers(store);
   });
 

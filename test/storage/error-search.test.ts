@@ -3,13 +3,20 @@
 // candidates; PostgreSQL: the trigram GIN index through ILIKE). %, _ and \ are taken literally, 1 and 2
 // characters still match, an error cleared by a replay or a pruned run is no longer found, pages follow the
 // keyset cursor with the other filters, and a database migrated from before the index finds its old errors.
-// SQLite and PostgreSQL alike; on SQLite every plan is also checked against the scan.
+// SQLite and PostgreSQL alike; on SQLite every plan is also checked against the scan, on PostgreSQL every path
+// (the newest errors alone, then the candidates' count and their fetch or the walk on), cursor pages after each.
 
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { clientConfig, parsePostgresUrl } from "../../src/storage/postgres/connect.js";
+import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
+import { readRuns as pgReadRuns } from "../../src/storage/postgres/run-queries.js";
+import { tables } from "../../src/storage/postgres/sql.js";
 import { errorPlan, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
+import { tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
 import { T0 } from "./fixtures.js";
 
@@ -256,5 +263,95 @@ describe("on SQLite every plan of a search in error text answers as the scan doe
       }
     }
     expect([...plans].sort()).toEqual(["few", "many", "scan"]);
+  });
+});
+
+describe("on PostgreSQL every path of a search in error text answers as the scan does", () => {
+  it("the newest errors (a full page, every error, or on to the candidates: few, or the walk on) and the scan agree", async () => {
+    const { schema, url } = await tempSchema();
+    const store = await openPostgresStore(url, { listen: false });
+    onCleanup(() => store.close());
+    const pool = new pg.Pool(clientConfig(parsePostgresUrl(url)));
+    onCleanup(() => pool.end());
+    const t = tables(`"${schema}"`);
+    // 2,500 failed runs in two workflows: more than the newest errors read for any page, so a dense string
+    // fills its page there, a sparse one goes on to the candidates (few: fetched; many: the walk goes on from
+    // the last of the newest), and a string only the oldest 300 hold has many candidates and none new.
+    const errors = Array.from({ length: 2500 }, (_, i): [string, string] => [
+      `k${i}`,
+      JSON.stringify({
+        name: "Error",
+        message: `${i % 2 ? `HTTP 503 from Tax API ${i}` : `Stock Missing: SKU_${i % 29} 100% ${i % 5 ? "x" : "é"}`}${
+          i < 300 ? " legacy path" : ""
+        }`,
+      }),
+    ]);
+    await failedRuns(store, errors.slice(0, 1250), "invoice");
+    await failedRuns(store, errors.slice(1250), "report");
+    const all = await store.listRuns({ limit: 3000 });
+    expect(all).toHaveLength(2500);
+    const middle = all[1200]!;
+    const paths = new Set<string>();
+    /** readRuns through a pool that notes which plans it read. */
+    const noted = async (q: RunQuery) => {
+      const texts: string[] = [];
+      const db = {
+        query: (text: string, args: unknown[]) => {
+          texts.push(text);
+          return pool.query(text, args);
+        },
+      };
+      const rows = await pgReadRuns(db as unknown as pg.Pool, t, q, true);
+      paths.add(
+        texts
+          .map((s) =>
+            s.includes("row_number()")
+              ? "newest"
+              : s.includes("count(*)")
+                ? "count"
+                : s.includes("ILIKE")
+                  ? "few"
+                  : "scan",
+          )
+          .join(" "),
+      );
+      return rows;
+    };
+    const scan = (q: RunQuery) => pgReadRuns(pool, t, q, false);
+    for (const needle of [
+      "tax api",
+      "STOCK missing: sku_3",
+      "legacy path",
+      "sku_",
+      "100% é",
+      "tax api 17",
+      "ÉÉÉ",
+    ]) {
+      for (const limit of [5, 26, 50]) {
+        for (const filters of [
+          {},
+          { before: { createdAt: middle.createdAt, id: middle.id } },
+          { workflow: "report", status: ["failed" as const], createdAfter: all[2000]!.createdAt },
+          { createdBefore: middle.createdAt },
+        ]) {
+          const q: RunQuery = { errorContains: needle, limit, ...filters };
+          const expected = await scan(q);
+          expect(await noted(q), `${needle} ${limit} ${JSON.stringify(filters)}`).toEqual(expected);
+          // And the page after it, from its last run.
+          const last = expected.at(-1);
+          if (expected.length === limit && last) {
+            const next: RunQuery = { ...q, before: { createdAt: last.createdAt, id: last.id } };
+            expect(await noted(next), `${needle} ${limit} next`).toEqual(await scan(next));
+          }
+        }
+      }
+    }
+    // Every page in turn, with the store's own plans, against the scan's one page of them all.
+    for (const needle of ["tax api 1", "legacy path", "sku_7 "]) {
+      const expected = (await scan({ errorContains: needle, limit: 3000 })).map((r) => r.key);
+      expect(expected.length).toBeGreaterThan(30);
+      expect(await allPages(store, { errorContains: needle, limit: 26 })).toEqual(expected);
+    }
+    expect([...paths].sort()).toEqual(["newest", "newest count few", "newest count scan"]);
   });
 });
