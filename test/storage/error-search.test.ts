@@ -276,7 +276,8 @@ describe("on PostgreSQL every path of a search in error text answers as the scan
     const t = tables(`"${schema}"`);
     // 2,500 failed runs in two workflows: more than the newest errors read for any page, so a dense string
     // fills its page there, a sparse one goes on to the candidates (few: fetched; many: the walk goes on from
-    // the last of the newest), and a string only the oldest 300 hold has many candidates and none new.
+    // the last of the newest), and a string only the oldest 300 hold has many candidates and none new; a page
+    // of 600 is larger than any window and goes to the candidates at once.
     const errors = Array.from({ length: 2500 }, (_, i): [string, string] => [
       `k${i}`,
       JSON.stringify({
@@ -327,7 +328,7 @@ describe("on PostgreSQL every path of a search in error text answers as the scan
       "tax api 17",
       "ÉÉÉ",
     ]) {
-      for (const limit of [5, 26, 50]) {
+      for (const limit of [5, 26, 50, 600]) {
         for (const filters of [
           {},
           { before: { createdAt: middle.createdAt, id: middle.id } },
@@ -352,6 +353,12 @@ describe("on PostgreSQL every path of a search in error text answers as the scan
       expect(expected.length).toBeGreaterThan(30);
       expect(await allPages(store, { errorContains: needle, limit: 26 })).toEqual(expected);
     }
-    expect([...paths].sort()).toEqual(["newest", "newest count few", "newest count scan"]);
+    expect([...paths].sort()).toEqual([
+      "count few",
+      "count scan",
+      "newest",
+      "newest count few",
+      "newest count scan",
+    ]);
   });
 });

@@ -124,16 +124,20 @@ export async function readRuns(
   };
   const probe = errorIndex ? errorProbe(t, q) : null;
   if (probe === null) return await read("scan");
-  const { text, args } = runsQuery(t, q, "newest");
   const newest: RunRow[] = [];
   let edge: RunRow | undefined;
-  for (const { matched, edge: last, ...run } of (await db.query<NewestRow>(text, args)).rows) {
-    if (matched && newest.length < q.limit) newest.push(run);
-    if (last) edge = run;
+  // (A page larger than the window could not be filled by it.)
+  if (q.limit <= newestErrors(q.limit)) {
+    const { text, args } = runsQuery(t, q, "newest");
+    for (const { matched, edge: last, ...run } of (await db.query<NewestRow>(text, args)).rows) {
+      if (matched && newest.length < q.limit) newest.push(run);
+      if (last) edge = run;
+    }
+    // A full page, or every run with an error (in the range, before the cursor) searched.
+    if (newest.length === q.limit || edge === undefined) return newest;
   }
-  // A full page, or every run with an error (in the range, before the cursor) searched.
-  if (newest.length === q.limit || edge === undefined) return newest;
   if ((await db.query(probe.text, probe.args)).rows[0].n < ERROR_FEW) return await read("few");
+  if (edge === undefined) return await read("scan");
   const before = { createdAt: edge.createdAt, id: edge.id };
   return [...newest, ...(await read("scan", { ...q, before, limit: q.limit - newest.length }))];
 }
