@@ -239,15 +239,16 @@ export class SqliteStore implements Store {
     return this.plansOnce;
   }
 
-  async commit(batch: WriteBatch): Promise<BatchResult> {
+  /** Not an async function: better-sqlite3 answers at once, and this is on every step's path. */
+  commit(batch: WriteBatch): Promise<BatchResult> {
     let result: BatchResult;
     try {
       result = this.commitTx.immediate(batch);
     } catch (err) {
-      throw this.describeWriteError(err);
+      return Promise.reject(this.describeWriteError(err));
     }
     this.checkpointer?.begin();
-    return result;
+    return Promise.resolve(result);
   }
 
   private describeWriteError(err: unknown): unknown {
