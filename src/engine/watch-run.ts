@@ -78,82 +78,111 @@ export function watchRun<T>(
     );
   }
   return new Promise<WatchResult<T>>((resolve, reject) => {
-    let settled = false;
-    let checking = false;
-    let again = false;
-    let ending: "timeout" | "aborted" | null = null;
+    new Watch(source, runId, until, options, resolve, reject).begin();
+  });
+}
 
-    const teardown = () => {
-      settled = true;
-      offRun();
-      offEntries?.();
-      cancelTimeout?.();
-      options.signal?.removeEventListener("abort", onAbort);
-    };
-    const read = async (): Promise<RunRow> => {
-      // Synchronous up to here: a check started by the finishing event sees `ending` (a later one reads).
-      const end = options.endFields ? source.ending : null;
-      const row = end?.id === runId ? (end as RunRow) : await source.store.getRun(runId);
-      if (!row) throw new RunNotFoundError(runId);
-      options.onRead?.(row);
-      return row;
-    };
-    // One look at a time; a change noticed meanwhile is looked at right after, never dropped.
-    const check = async (): Promise<void> => {
-      if (settled) return;
-      if (checking) {
-        again = true;
-        return;
-      }
-      checking = true;
-      try {
-        do {
-          again = false;
-          const row = await read();
-          if (settled) return;
-          const value = await until(row);
-          if (settled) return;
-          if (value) {
-            teardown();
-            resolve({ reason: "until", value: value as NonNullable<T>, run: row });
-            return;
-          }
-          if (ending) {
-            teardown();
-            resolve({ reason: ending, value: undefined, run: row });
-            return;
-          }
-        } while (again);
-      } catch (err) {
-        if (settled) return;
-        teardown();
-        reject(err);
-      } finally {
-        checking = false;
-      }
-    };
-    // Timeout and abort end the watch after one last look (which still wins if the condition holds).
-    const end = (why: "timeout" | "aborted") => {
-      if (settled || ending) return;
-      ending = why;
-      void check();
-    };
-    const onAbort = () => end("aborted");
+/**
+ * One watch: its state and its looks at the run. An object with methods rather than closures, since every
+ * `result()` makes one (a thousand runs awaited at once made a thousand sets of nine closures).
+ */
+class Watch<T> {
+  private settled = false;
+  private checking = false;
+  private again = false;
+  private ending: "timeout" | "aborted" | null = null;
+  private offRun: (() => void) | null = null;
+  private offEntries: (() => void) | null = null;
+  private cancelTimeout: (() => void) | null = null;
+  private onAbort: (() => void) | null = null;
 
-    const offRun = source.events.onRun(runId, (e) => {
+  constructor(
+    private readonly source: WatchSource,
+    private readonly runId: number,
+    private readonly until: WatchCondition<T>,
+    private readonly options: WatchOptions,
+    private readonly resolve: (result: WatchResult<T>) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {}
+
+  begin(): void {
+    const { source, runId, options } = this;
+    this.offRun = source.events.onRun(runId, (e) => {
       // Another process's commit: only a run this process is not executing can have moved on there.
       if (e.type === "external" && source.active.has(runId)) return;
-      void check();
+      void this.check();
     });
-    const offEntries = options.entries
-      ? source.events.on((e) => {
-          if (e.type === "entry" && e.runId === runId) void check();
-        })
-      : undefined;
-    const cancelTimeout =
-      timeout !== undefined ? afterClock(source.clock, timeout, () => end("timeout")) : undefined;
-    if (options.signal?.aborted) end("aborted");
-    else options.signal?.addEventListener("abort", onAbort);
-    if (!options.executingHere || ending) void check();
-  });
+    if (options.entries) {
+      this.offEntries = source.events.on((e) => {
+        if (e.type === "entry" && e.runId === runId) void this.check();
+      });
+    }
+    if (options.timeout !== undefined)
+      this.cancelTimeout = afterClock(source.clock, options.timeout, () => this.end("timeout"));
+    if (options.signal?.aborted) this.end("aborted");
+    else if (options.signal) {
+      this.onAbort = () => this.end("aborted");
+      options.signal.addEventListener("abort", this.onAbort);
+    }
+    if (!options.executingHere || this.ending) void this.check();
+  }
+
+  private teardown(): void {
+    this.settled = true;
+    this.offRun?.();
+    this.offEntries?.();
+    this.cancelTimeout?.();
+    if (this.onAbort) this.options.signal?.removeEventListener("abort", this.onAbort);
+  }
+
+  private async read(): Promise<RunRow> {
+    // Synchronous up to here: a check started by the finishing event sees `ending` (a later one reads).
+    const end = this.options.endFields ? this.source.ending : null;
+    const row = end?.id === this.runId ? (end as RunRow) : await this.source.store.getRun(this.runId);
+    if (!row) throw new RunNotFoundError(this.runId);
+    this.options.onRead?.(row);
+    return row;
+  }
+
+  /** One look at a time; a change noticed meanwhile is looked at right after, never dropped. */
+  private async check(): Promise<void> {
+    if (this.settled) return;
+    if (this.checking) {
+      this.again = true;
+      return;
+    }
+    this.checking = true;
+    try {
+      do {
+        this.again = false;
+        const row = await this.read();
+        if (this.settled) return;
+        const value = await this.until(row);
+        if (this.settled) return;
+        if (value) {
+          this.teardown();
+          this.resolve({ reason: "until", value: value as NonNullable<T>, run: row });
+          return;
+        }
+        if (this.ending) {
+          this.teardown();
+          this.resolve({ reason: this.ending, value: undefined, run: row });
+          return;
+        }
+      } while (this.again);
+    } catch (err) {
+      if (this.settled) return;
+      this.teardown();
+      this.reject(err);
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** Timeout and abort end the watch after one last look (which still wins if the condition holds). */
+  private end(why: "timeout" | "aborted"): void {
+    if (this.settled || this.ending) return;
+    this.ending = why;
+    void this.check();
+  }
 }
