@@ -53,7 +53,7 @@ const NO_RARE_WRITES: Readonly<RareWrites> = (() => {
 /** An empty list a batch hands the store (never written to). */
 const NONE: never[] = Object.freeze([]) as unknown as never[];
 /** What a batch resolves its flushers with when no run's writes were dropped (the usual case). */
-const NO_FAILURES: ReadonlySet<number> = new Set<number>();
+export const NO_FAILURES: ReadonlySet<number> = new Set<number>();
 
 /** One batch's writes. Its containers are made on first use: a sequential step's commit holds one entry. */
 export class Pending {

@@ -19,7 +19,10 @@ import type {
 } from "../storage/store.js";
 import { isReplayEntry } from "../storage/store.js";
 import type { Attempt } from "./entries.js";
-import { Pending } from "./pending-batch.js";
+import { NO_FAILURES, Pending } from "./pending-batch.js";
+
+/** What flush() answers when nothing is waiting to be committed. */
+const ALL_COMMITTED: Promise<ReadonlySet<number>> = Promise.resolve(NO_FAILURES);
 
 /** A completed step loaded for replay lacks columns, so writing it back would blank them: an engine bug. */
 function partialWrite(row: EntryRow): Error {
@@ -165,6 +168,9 @@ export class WriteQueue {
    * dropped instead (their lease was lost or the commit failed); usually empty.
    */
   flush(): Promise<ReadonlySet<number>> {
+    // Nothing written since the last commit and none under way: all of it is committed already. (A resume
+    // flushes after claiming runs it wrote nothing for; that waited a turn of the event loop.)
+    if (this.inFlight === null && this.pending.done === null && this.pending.isEmpty()) return ALL_COMMITTED;
     this.schedule();
     // With a single run executing there is nobody to share a commit with: commit as soon as the
     // current microtasks settle instead of waiting for the next turn of the event loop.
