@@ -21,6 +21,9 @@ import { isReplayEntry } from "../storage/store.js";
 import type { Attempt } from "./entries.js";
 import { NO_FAILURES, Pending } from "./pending-batch.js";
 
+/** Longest stretch of commits made in microtasks before one waits for a turn of the event loop. */
+const TURN_MS = 20;
+
 /** What flush() answers when nothing is waiting to be committed. */
 const ALL_COMMITTED: Promise<ReadonlySet<number>> = Promise.resolve(NO_FAILURES);
 
@@ -173,8 +176,10 @@ export class WriteQueue {
     if (this.inFlight === null && this.pending.done === null && this.pending.isEmpty()) return ALL_COMMITTED;
     this.schedule();
     // With a single run executing there is nobody to share a commit with: commit as soon as the
-    // current microtasks settle instead of waiting for the next turn of the event loop.
-    if (!this.soonScheduled && this.solo()) {
+    // current microtasks settle instead of waiting for the next turn of the event loop. Not for longer than
+    // TURN_MS at a stretch: a run whose steps return at once would never let the loop turn, and timers
+    // (another process's cancel noticed by the change watcher, the lease heartbeat) and sockets wait on it.
+    if (!this.soonScheduled && this.solo() && performance.now() - this.lastTurn < TURN_MS) {
       this.soonScheduled = true;
       queueMicrotask(() => {
         this.soonScheduled = false;
@@ -186,11 +191,15 @@ export class WriteQueue {
 
   private soonScheduled = false;
 
+  /** When the event loop last ran a commit of this queue (a turn of its own, not a microtask). */
+  private lastTurn = performance.now();
+
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
+      this.lastTurn = performance.now();
       this.drain();
     });
   }
