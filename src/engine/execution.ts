@@ -182,9 +182,12 @@ export class RunExecution {
   /** Throws if this execution may not go on (stopped, diverged, its scope cancelled, or called from a step). */
   check(scope: Scope): void {
     if (this.callingStep !== null) {
-      throw new FatalError(
+      const misuse = new FatalError(
         `Run "${this.label}": ctx was used inside step "${this.callingStep}". A step is one recorded unit: it cannot open steps, sleeps or waits of its own. Call ctx.step, ctx.sleep and ctx.queue.next from the workflow's code, between steps; inside a step use its argument (step.state, step.signal).`,
       );
+      // Sticky: a step that does not await the call (its promise is dropped) must not let the run succeed.
+      this.fatal ??= misuse;
+      throw misuse;
     }
     if (this.dead) throw new Abandoned();
     if (this.fatal) throw this.fatal;

@@ -295,6 +295,30 @@ describe("steps", () => {
     expect((await run.history()).map((e) => [e.path, e.status])).toEqual([["outer", "failed"]]);
   });
 
+  it("fails the run when a step calls ctx without awaiting it (the refusal is sticky, not a dropped promise)", async () => {
+    let after = 0;
+    const dropped: unknown[] = [];
+    const wf = workflow({
+      run: async (ctx) => {
+        await ctx.step("outer", () => {
+          // A closure over ctx, its promise dropped: the step itself completes.
+          ctx.step("inner", () => 1).catch((err) => dropped.push(err));
+          return "outer done";
+        });
+        await ctx.step("after", () => ++after);
+        return "finished";
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: tempDb() }));
+    const run = await engine.getOrCreate("wf", "k");
+    await expect(run.result({ timeout: 5000 })).rejects.toThrow(
+      /ctx was used inside step "outer". A step is one recorded unit/,
+    );
+    expect(dropped).toHaveLength(1);
+    expect(after).toBe(0);
+    expect((await run.history()).map((e) => [e.path, e.status])).toEqual([["outer", "completed"]]);
+  });
+
   it("rejects duplicate and malformed names with errors that say how to fix them", async () => {
     const wf = workflow({
       run: async (ctx, input: { bad: string }) => {
