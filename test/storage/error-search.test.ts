@@ -89,17 +89,103 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
     expect(await find("0% o")).toEqual(["percent"]);
     expect(await find("order_id")).toEqual(["underscore"]);
     expect(await find("r_i")).toEqual(["underscore"]);
-    expect(await find("C:\\\\temp")).toEqual(["backslash"]); // the stored JSON holds two backslashes
+    expect(await find("C:\\temp")).toEqual(["backslash"]); // the message's one backslash, not the JSON's two
+    expect(await find("C:\\\\temp")).toEqual([]);
     expect(await find("C:\\")).toEqual(["backslash"]);
-    expect(await find('\\"hi\\" AND')).toEqual(["quote"]); // quotes and an FTS5 keyword, literally
+    expect(await find('"hi" AND')).toEqual(["quote"]); // quotes and an FTS5 keyword, literally
     expect(await find('"bye')).toEqual(["quote"]);
     expect(await find("%")).toEqual(["percent"]);
     expect(await find("_")).toEqual(["underscore"]);
-    expect(await find("\\")).toEqual(["quote", "backslash"]);
+    expect(await find("\\")).toEqual(["backslash"]);
     expect(await find("0%")).toEqual(["percent"]);
     expect(await find("R_")).toEqual(["underscore"]);
     expect(await find("not found")).toEqual(["decoyBackslash", "backslash"]);
     expect(await find("no run has this")).toEqual([]);
+  });
+
+  it("searches the error's message as written: quotes, backslashes, newlines and tabs by their own text", async () => {
+    const store = await (await backend.fresh()).open();
+    const messages: Array<[string, string]> = [
+      ["quote", 'say "x" now'],
+      ["backslash", "C:\\dir"],
+      ["newline", "two\nlines"],
+      ["tab", "col\tumn"],
+      ["plain", "plain"],
+      ["accent", "école"],
+    ];
+    await failedRuns(
+      store,
+      messages.map(([key, message]) => [key, JSON.stringify({ name: "Error", message, stack: `Error: ${message}` })]),
+    );
+    const find = (errorContains: string) => keysOf(store, { errorContains });
+    for (const [key, message] of messages) expect(await find(message), message).toEqual([key]);
+    expect(await find('say "x"')).toEqual(["quote"]);
+    expect(await find('"x"')).toEqual(["quote"]);
+    expect(await find("C:\\")).toEqual(["backslash"]);
+    expect(await find("\\")).toEqual(["backslash"]);
+    expect(await find("two\nl")).toEqual(["newline"]);
+    expect(await find("\n")).toEqual(["newline"]);
+    expect(await find("l\tu")).toEqual(["tab"]);
+    expect(await find("COLE")).toEqual(["accent"]);
+    // What the stored JSON holds around the message is not searched: its keys, syntax, escapes, name, stack.
+    for (const syntax of ["message", "stack", "name", "code", "Error", "{", '"', '","', '\\"', "\\n", '":"']) {
+      expect(await find(syntax), syntax).toEqual(syntax === '"' ? ["quote"] : []);
+    }
+  });
+
+  it("finds a code, name or key only where a message holds it, and an error that is not JSON by its text", async () => {
+    const store = await (await backend.fresh()).open();
+    await failedRuns(store, [
+      ["coded", JSON.stringify({ name: "TypeError", message: "bad input", code: "E_INPUT", details: { a: 1 } })],
+      ["says", JSON.stringify({ name: "Error", message: 'the "message" key and code E_INPUT' })],
+      ["raw", "not JSON: {message"],
+      ["array", "[1, 2]"],
+      ["nomessage", JSON.stringify({ name: "Error" })],
+    ]);
+    const find = (errorContains: string) => keysOf(store, { errorContains });
+    expect(await find("E_INPUT")).toEqual(["says"]);
+    expect(await find("TypeError")).toEqual([]);
+    expect(await find("bad input")).toEqual(["coded"]);
+    expect(await find('"message"')).toEqual(["says"]);
+    expect(await find("not json: {mess")).toEqual(["raw"]);
+    expect(await find("{")).toEqual(["nomessage", "raw"]);
+    expect(await find("[1, 2]")).toEqual(["array"]);
+    expect(await find("message")).toEqual(["raw", "says"]);
+  });
+
+  it("finds by message the errors of runs written by the previous version (the migration rebuilds the index)", async () => {
+    const fresh = await backend.fresh();
+    const run = (id: number, key: string, error: string | null) => ({
+      id,
+      workflow: "wf",
+      key,
+      version: 1,
+      status: error ? "failed" : "completed",
+      error,
+      initial_state: "{}",
+      state: "{}",
+      created_at: T0 + id,
+      updated_at: T0 + id,
+    });
+    await fresh.atVersion(15, {
+      runs: [
+        run(1, "old-quote", JSON.stringify({ name: "Error", message: 'say "x" now', stack: "Error: at f" })),
+        run(2, "old-ok", null),
+        run(3, "old-dir", JSON.stringify({ name: "Error", message: "C:\\dir" })),
+        run(4, "old-raw", "plain text error"),
+      ],
+    });
+    const store = await fresh.open();
+    const find = (errorContains: string) => keysOf(store, { errorContains });
+    expect(await find('say "x" now')).toEqual(["old-quote"]);
+    expect(await find("C:\\dir")).toEqual(["old-dir"]);
+    expect(await find("plain text")).toEqual(["old-raw"]);
+    expect(await find("stack")).toEqual([]);
+    expect(await find("message")).toEqual([]);
+    expect(await find('\\"')).toEqual([]);
+    // And runs written after it, by the new triggers.
+    await failedRuns(store, [["new-quote", JSON.stringify({ name: "Error", message: 'say "y" now' })]]);
+    expect(await find("say \"")).toEqual(["old-quote", "new-quote"]);
   });
 
   it("no longer finds an error a replay cleared, nor a pruned run", async () => {

@@ -286,9 +286,23 @@ export const MIGRATIONS: ReadonlyArray<(s: string) => string> = [
   // runs that have an error, made by createErrorIndex below (the extension may not be had: then the search
   // stays a walk of runs_error_created and the store says so when it opens).
   () => "SELECT 1",
+  // 16: the search in error text reads the error's message, what a person reads, not its JSON (where a quote,
+  // a backslash or a newline is escaped, and keys, name and stack match any search): error_text(error) is the
+  // message, or the whole text when it is not JSON or holds no message (never an error: a row whose error is
+  // not JSON is still written). The trigram index is made again on it by createErrorIndex.
+  (s) => `
+  CREATE FUNCTION ${s}.${ERROR_TEXT_FUNCTION}(error text) RETURNS text
+    LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+    BEGIN
+      RETURN coalesce(error::json ->> 'message', error);
+    EXCEPTION WHEN others THEN
+      RETURN error;
+    END $$;
+  DROP INDEX IF EXISTS ${s}.${ERROR_INDEX};
+  `,
 ];
 
-/** The trigram index of error text (migration 15) and its extension; null when made, else why not. */
+/** The trigram index of error text (migration 15, its message since 16) and its extension; null when made, else why not. */
 export async function createErrorIndex(client: pg.PoolClient, s: string): Promise<string | null> {
   await client.query("SAVEPOINT waymark_error_index");
   try {
@@ -299,7 +313,8 @@ export async function createErrorIndex(client: pg.PoolClient, s: string): Promis
     );
     const opclass = `"${rows[0]!.nspname.replaceAll('"', '""')}".gin_trgm_ops`;
     await client.query(
-      `CREATE INDEX IF NOT EXISTS ${ERROR_INDEX} ON ${s}.runs USING gin (error ${opclass}) WHERE error IS NOT NULL`,
+      `CREATE INDEX IF NOT EXISTS ${ERROR_INDEX} ON ${s}.runs USING gin (${s}.${ERROR_TEXT_FUNCTION}(error) ${opclass})
+        WHERE error IS NOT NULL`,
     );
     await client.query("RELEASE SAVEPOINT waymark_error_index");
     return null;
@@ -309,13 +324,17 @@ export async function createErrorIndex(client: pg.PoolClient, s: string): Promis
   }
 }
 
-/** The name of the trigram index of error text (migration 15). */
+/** The name of the trigram index of error text (migration 15, on its message since 16). */
 export const ERROR_INDEX = "runs_error_trgm";
+
+/** The function of a schema that gives the text of an error a search reads (migration 16). */
+export const ERROR_TEXT_FUNCTION = "waymark_error_text";
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */
 export const BACKFILLS: Record<number, (client: pg.PoolClient, s: string) => Promise<void>> = {
   // Without the extension the migration still applies; migrate() then says why and tries again at each start.
-  14: async (client, s) => {
+  // (Migration 15's index is made by 16's since: on the message, through 16's function.)
+  15: async (client, s) => {
     await createErrorIndex(client, s);
   },
   1: async (client, s) => {

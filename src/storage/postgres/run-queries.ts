@@ -2,7 +2,7 @@
 
 import type pg from "pg";
 import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
-import { FAILURE_DAY_MS } from "./migrations.js";
+import { ERROR_TEXT_FUNCTION, FAILURE_DAY_MS } from "./migrations.js";
 import { pgText, runColumns, type Tables } from "./sql.js";
 
 /**
@@ -32,7 +32,7 @@ export function runsQuery(
       where.push(`(SELECT o.value FROM ${t.runTags} o WHERE o.run_id = t.run_id AND o.name = ${arg(pgText(n))})
         = ${arg(pgText(v))}`);
     }
-    runFilters(q, where, arg, "r.", errors);
+    runFilters(t, q, where, arg, "r.", errors);
     if (q.createdAfter !== undefined) where.push(`t.run_created_at >= ${arg(q.createdAfter)}`);
     if (q.createdBefore !== undefined) where.push(`t.run_created_at < ${arg(q.createdBefore)}`);
     if (q.before)
@@ -41,7 +41,7 @@ export function runsQuery(
       WHERE ${where.join(" AND ")} ORDER BY t.run_created_at DESC, t.run_id DESC LIMIT ${arg(q.limit)}`;
     return { text, args };
   }
-  runFilters(q, where, arg, "", errors);
+  runFilters(t, q, where, arg, "", errors);
   if (errors === "newest") {
     // The window: the newestErrors(limit) newest runs with an error in the time range before the cursor, a
     // range of runs_error_created walked backward; the filters are checked on its rows. Its last row comes
@@ -96,10 +96,19 @@ export function errorPattern(needle: string): string {
 export function errorProbe(t: Tables, q: RunQuery): { text: string; args: unknown[] } | null {
   if (!q.errorContains || !TRIGRAM.test(q.errorContains) || Object.keys(q.tags ?? {}).length > 0) return null;
   return {
-    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${t.runs} WHERE error IS NOT NULL AND error ILIKE $1
+    text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${t.runs} WHERE error IS NOT NULL
+      AND ${errorText(t, "error")} ILIKE $1
       LIMIT $2) c`,
     args: [errorPattern(q.errorContains), ERROR_FEW],
   };
+}
+
+/**
+ * The text of `column` (runs.error) a search reads: the error's message, or the whole text when it is not JSON
+ * or holds no message, through the schema's function (migration 16), the expression the trigram index is on.
+ */
+export function errorText(t: Tables, column: string): string {
+  return `${t.runs.slice(0, -".runs".length)}.${ERROR_TEXT_FUNCTION}(${column})`;
 }
 
 /** What readRuns queries through: a pool or a client. */
@@ -160,6 +169,7 @@ function errorRange(q: RunQuery, args: unknown[] = []): { range: string[]; args:
 
 /** The WHERE conditions on runs' own columns (every filter but tags and the cursor); `p` qualifies them. */
 function runFilters(
+  t: Tables,
   q: RunQuery,
   where: string[],
   arg: (v: unknown) => string,
@@ -171,8 +181,9 @@ function runFilters(
   if (q.key !== undefined) where.push(`${p}key = ${arg(q.key)}`);
   if (q.keyContains) where.push(`strpos(${p}key, ${arg(q.keyContains)}) > 0`);
   if (q.errorContains) {
-    if (errors === "few") where.push(`${p}error ILIKE ${arg(errorPattern(q.errorContains))}`);
-    where.push(`${p}error IS NOT NULL AND strpos(lower(${p}error), lower(${arg(q.errorContains)})) > 0`);
+    const text = errorText(t, `${p}error`);
+    if (errors === "few") where.push(`${text} ILIKE ${arg(errorPattern(q.errorContains))}`);
+    where.push(`${p}error IS NOT NULL AND strpos(lower(${text}), lower(${arg(q.errorContains)})) > 0`);
   }
   if (q.createdAfter !== undefined) where.push(`${p}created_at >= ${arg(q.createdAfter)}`);
   if (q.createdBefore !== undefined) where.push(`${p}created_at < ${arg(q.createdBefore)}`);

@@ -288,6 +288,31 @@ export const MIGRATIONS: readonly string[] = [
     BEGIN DELETE FROM run_errors WHERE rowid = old.id; END;
   INSERT INTO run_errors (rowid, error) SELECT id, error FROM runs WHERE error IS NOT NULL;
   `,
+  // 16: the search in error text reads the error's message, what a person reads, not its JSON (where a quote,
+  // a backslash or a newline is escaped, and keys, name and stack match any search): run_errors holds each
+  // error's message (the whole text when the error is not JSON or holds no message), the same expression the
+  // queries check (ERROR_TEXT in run-queries.ts); the triggers are made again and the index rebuilt.
+  `
+  DROP TRIGGER run_errors_insert;
+  DROP TRIGGER run_errors_update;
+  DROP TRIGGER run_errors_delete;
+  DROP TABLE run_errors;
+  CREATE VIRTUAL TABLE run_errors USING fts5(message, content = '', contentless_delete = 1, tokenize = 'trigram',
+    detail = none);
+  CREATE TRIGGER run_errors_insert AFTER INSERT ON runs WHEN new.error IS NOT NULL
+    BEGIN INSERT INTO run_errors (rowid, message) VALUES (new.id, CASE WHEN json_valid(new.error) THEN coalesce(json_extract(new.error, '$.message'), new.error) ELSE new.error END); END;
+  CREATE TRIGGER run_errors_update AFTER UPDATE OF id, error ON runs
+    WHEN old.error IS NOT new.error OR old.id <> new.id
+    BEGIN
+      DELETE FROM run_errors WHERE rowid = old.id;
+      INSERT INTO run_errors (rowid, message)
+        SELECT new.id, CASE WHEN json_valid(new.error) THEN coalesce(json_extract(new.error, '$.message'), new.error) ELSE new.error END WHERE new.error IS NOT NULL;
+    END;
+  CREATE TRIGGER run_errors_delete AFTER DELETE ON runs WHEN old.error IS NOT NULL
+    BEGIN DELETE FROM run_errors WHERE rowid = old.id; END;
+  INSERT INTO run_errors (rowid, message)
+    SELECT id, CASE WHEN json_valid(error) THEN coalesce(json_extract(error, '$.message'), error) ELSE error END FROM runs WHERE error IS NOT NULL;
+  `,
 ];
 
 /** Data a migration computes in code, run right after its SQL in the same transaction (by migration index). */

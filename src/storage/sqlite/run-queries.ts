@@ -62,9 +62,9 @@ export function runsQuery(
 /**
  * How a page with a search in error text reads. "scan": runs_error_created newest first, each error read and
  * searched (a string of fewer than 3 characters, which has no trigram; a tag filter, whose index drives).
- * "few": the runs whose errors hold all of the string's trigrams (run_errors, migration 15) are looked up and
+ * "few": the runs whose errors hold all of the string's trigrams (run_errors, migrations 15 and 16) are looked up and
  * sorted. "many": runs_error_created newest first, each run checked against those candidates before its error
- * is read. Every plan checks the string itself on runs.error, so all answer the same runs.
+ * is read. Every plan checks the string itself on the error's message (ERROR_TEXT), so all answer the same runs.
  */
 export type ErrorPlan = "scan" | "few" | "many";
 
@@ -76,7 +76,7 @@ export const ERROR_FEW = 200;
 
 /**
  * The FTS5 query of the trigrams of `needle` that cover it (one every 3 characters, and the last), each a
- * quoted phrase of one trigram, ANDed: every error that holds `needle` in any case matches (the tokenizer
+ * quoted phrase of one trigram, ANDed: every error whose message holds `needle` in any case matches (the tokenizer
  * folds case as lower() does and more), others may (run_errors stores no positions). Null below 3 characters.
  */
 export function errorMatch(needle: string): string | null {
@@ -87,6 +87,13 @@ export function errorMatch(needle: string): string | null {
   trigrams.add(chars.slice(-3).join(""));
   return [...trigrams].map((t) => `"${t.replaceAll('"', '""')}"`).join(" AND ");
 }
+
+/**
+ * The text of runs.error a search reads: the error's message (ErrorInfo JSON), or the whole text when it is not
+ * JSON or holds no message. run_errors indexes the same expression (migration 16): keep them one.
+ */
+export const ERROR_TEXT =
+  "CASE WHEN json_valid(error) THEN coalesce(json_extract(error, '$.message'), error) ELSE error END";
 
 /** The runs with an error searched first when there are many candidates (a dense string fills its page there). */
 export const NEWEST_ERRORS = 500;
@@ -152,7 +159,7 @@ function runFilters(q: RunQuery, where: string[], args: unknown[]): void {
   if (q.errorContains) {
     // "error IS NOT NULL" lets the planner take the partial index runs_error_created; with run_errors, this
     // checks each candidate.
-    where.push("error IS NOT NULL AND instr(lower(error), lower(?)) > 0");
+    where.push(`error IS NOT NULL AND instr(lower(${ERROR_TEXT}), lower(?)) > 0`);
     args.push(q.errorContains);
   }
   if (q.createdAfter !== undefined) {
