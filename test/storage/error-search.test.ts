@@ -115,7 +115,10 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
     ];
     await failedRuns(
       store,
-      messages.map(([key, message]) => [key, JSON.stringify({ name: "Error", message, stack: `Error: ${message}` })]),
+      messages.map(([key, message]) => [
+        key,
+        JSON.stringify({ name: "Error", message, stack: `Error: ${message}` }),
+      ]),
     );
     const find = (errorContains: string) => keysOf(store, { errorContains });
     for (const [key, message] of messages) expect(await find(message), message).toEqual([key]);
@@ -128,7 +131,19 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
     expect(await find("l\tu")).toEqual(["tab"]);
     expect(await find("COLE")).toEqual(["accent"]);
     // What the stored JSON holds around the message is not searched: its keys, syntax, escapes, name, stack.
-    for (const syntax of ["message", "stack", "name", "code", "Error", "{", '"', '","', '\\"', "\\n", '":"']) {
+    for (const syntax of [
+      "message",
+      "stack",
+      "name",
+      "code",
+      "Error",
+      "{",
+      '"',
+      '","',
+      '\\"',
+      "\\n",
+      '":"',
+    ]) {
       expect(await find(syntax), syntax).toEqual(syntax === '"' ? ["quote"] : []);
     }
   });
@@ -136,7 +151,10 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
   it("finds a code, name or key only where a message holds it, and an error that is not JSON by its text", async () => {
     const store = await (await backend.fresh()).open();
     await failedRuns(store, [
-      ["coded", JSON.stringify({ name: "TypeError", message: "bad input", code: "E_INPUT", details: { a: 1 } })],
+      [
+        "coded",
+        JSON.stringify({ name: "TypeError", message: "bad input", code: "E_INPUT", details: { a: 1 } }),
+      ],
       ["says", JSON.stringify({ name: "Error", message: 'the "message" key and code E_INPUT' })],
       ["raw", "not JSON: {message"],
       ["array", "[1, 2]"],
@@ -185,7 +203,7 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
     expect(await find('\\"')).toEqual([]);
     // And runs written after it, by the new triggers.
     await failedRuns(store, [["new-quote", JSON.stringify({ name: "Error", message: 'say "y" now' })]]);
-    expect(await find("say \"")).toEqual(["old-quote", "new-quote"]);
+    expect(await find('say "')).toEqual(["old-quote", "new-quote"]);
   });
 
   it("no longer finds an error a replay cleared, nor a pruned run", async () => {
