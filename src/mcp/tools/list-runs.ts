@@ -45,7 +45,9 @@ export const listRuns = defineTool({
       .describe("Only runs whose key contains this text (case-sensitive)."),
     errorContains: bounded(LIMITS.filter, "errorContains")
       .optional()
-      .describe("Only runs whose error contains this text."),
+      .describe(
+        "Only runs whose error message contains this text (A-Z in any case; quotes, backslashes and % are taken as they are). A retrying run has no error until it fails.",
+      ),
     createdAfter: bounded(LIMITS.time, "createdAfter")
       .optional()
       .describe("Only runs created after this ISO time."),
