@@ -26,6 +26,7 @@ import type { RunExecution } from "./execution.js";
 import { Scope } from "./history.js";
 import { Abandoned } from "./signals.js";
 import { backoffDelay, policyOf } from "./step.js";
+import { raceTimeout } from "./step-attempt.js";
 
 interface Registered {
   handler: RollbackHandler;
@@ -261,25 +262,11 @@ export class Rollbacks {
       key: exec.key,
       workflow: exec.workflow,
     };
-    let timer: NodeJS.Timeout | undefined;
     try {
       const work = Promise.resolve().then(() => handler(rb, output));
-      if (timeout === null) {
-        await work;
-        return;
-      }
-      await Promise.race([
-        work,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const err = new StepTimeoutError(path, timeout, attempt);
-            controller.abort(err);
-            reject(err);
-          }, timeout);
-        }),
-      ]);
+      if (timeout === null) await work;
+      else await raceTimeout(work, timeout, path, attempt, (err) => controller.abort(err));
     } finally {
-      clearTimeout(timer);
       exec.controllers.delete(controller);
     }
   }

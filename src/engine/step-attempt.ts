@@ -100,8 +100,36 @@ export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T
   );
 }
 
+/**
+ * Races `work` against `timeout` ms: past it, `abort` is told the StepTimeoutError (to fire the signal the
+ * function was given) and the race rejects with it. The timer is cleared either way.
+ */
+export async function raceTimeout<T>(
+  work: Promise<T>,
+  timeout: number,
+  path: string,
+  attempt: number,
+  abort: (err: StepTimeoutError) => void,
+): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      work,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const err = new StepTimeoutError(path, timeout, attempt);
+          abort(err);
+          reject(err);
+        }, timeout);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Calls a step's function racing its timeout: the signal fires and the attempt fails with StepTimeoutError. */
-export async function timedAttempt<T>(
+export function timedAttempt<T>(
   exec: RunExecution,
   path: string,
   fn: (step: StepContext) => Promise<T> | T,
@@ -110,19 +138,6 @@ export async function timedAttempt<T>(
   timeout: number,
   attempt: number,
 ): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([
-      Promise.resolve().then(() => callStep(exec, path, fn, step, span)),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const err = new StepTimeoutError(path, timeout, attempt);
-          step.abort(err);
-          reject(err);
-        }, timeout);
-      }),
-    ]);
-  } finally {
-    clearTimeout(timer);
-  }
+  const work = Promise.resolve().then(() => callStep(exec, path, fn, step, span));
+  return raceTimeout(work, timeout, path, attempt, (err) => step.abort(err));
 }

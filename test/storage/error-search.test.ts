@@ -78,6 +78,20 @@ async function allPages(store: Store, q: RunQuery): Promise<string[]> {
   }
 }
 
+/** A runs row as an older version's database holds it (for fresh.atVersion). */
+const run = (id: number, key: string, error: string | null) => ({
+  id,
+  workflow: "wf",
+  key,
+  version: 1,
+  status: error ? "failed" : "completed",
+  error,
+  initial_state: "{}",
+  state: "{}",
+  created_at: T0 + id,
+  updated_at: T0 + id,
+});
+
 describe.each(BACKENDS)("$name store: search in error text", (backend) => {
   it("finds a case-insensitive substring, %, _ and \\ literally, and strings of 1 and 2 characters", async () => {
     const store = await (await backend.fresh()).open();
@@ -173,18 +187,6 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
 
   it("finds by message the errors of runs written by the previous version (the migration rebuilds the index)", async () => {
     const fresh = await backend.fresh();
-    const run = (id: number, key: string, error: string | null) => ({
-      id,
-      workflow: "wf",
-      key,
-      version: 1,
-      status: error ? "failed" : "completed",
-      error,
-      initial_state: "{}",
-      state: "{}",
-      created_at: T0 + id,
-      updated_at: T0 + id,
-    });
     await fresh.atVersion(15, {
       runs: [
         run(1, "old-quote", JSON.stringify({ name: "Error", message: 'say "x" now', stack: "Error: at f" })),
@@ -297,18 +299,6 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
 
   it("finds the errors of runs written before the index existed (the migration fills it)", async () => {
     const fresh = await backend.fresh();
-    const run = (id: number, key: string, error: string | null) => ({
-      id,
-      workflow: "wf",
-      key,
-      version: 1,
-      status: error ? "failed" : "completed",
-      error,
-      initial_state: "{}",
-      state: "{}",
-      created_at: T0 + id,
-      updated_at: T0 + id,
-    });
     await fresh.atVersion(14, {
       runs: [
         run(1, "old-timeout", ERRORS.timeout!),
