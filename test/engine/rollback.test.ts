@@ -182,6 +182,32 @@ describe.each(BACKENDS)("rollback handlers on $name", ({ database }) => {
     expect(after.error?.code).toBe("STEP_FAILED");
   });
 
+  it("a handler that outlives its step's timeout is aborted and fails the rollback as timed out", async () => {
+    let signalled: unknown = null;
+    const wf = workflow({
+      run: async (ctx) => {
+        await ctx.rollbackCheckpoint("c");
+        await ctx.step("hold", () => "held", {
+          retries: 0,
+          timeout: 50,
+          rollback: (rb) =>
+            new Promise<void>(() => {
+              rb.signal.addEventListener("abort", () => (signalled = rb.signal.reason));
+            }),
+        });
+        await ctx.step("boom", () => {
+          throw new FatalError("card declined");
+        });
+      },
+    });
+    const engine = closeLater(await setup({ use: { wf } }).start({ database: await database() }));
+    const run = await engine.getOrCreate("wf", "t-1");
+    const info = await waitForStatus(engine, run, ["failed"]);
+    expect(info.error?.code).toBe("ROLLBACK_FAILED");
+    expect(info.error?.message).toMatch(/timed out|50 ms/);
+    expect(signalled).toMatchObject({ code: "STEP_TIMEOUT" });
+  });
+
   it("a cancel undoes nothing unless asked; with rollback: true the handlers run and the run ends cancelled", async () => {
     const clock = new FakeClock();
     const timeline: string[] = [];
