@@ -133,10 +133,12 @@ it("under churn the WAL stays bounded too: main file + -wal after 30 rounds of 2
     largestWal = Math.max(largestWal, onDisk().wal);
   }
   // Not checkpointed by the test: what a running engine leaves on disk. 200 runs × 6 KB is about 1.2 MB a round;
-  // without a journal size limit the -wal file reached 187 MB after 30 rounds (now about 2 MB; the largest at a round end depends on the checkpointer thread: 7 to 14 MB seen under load).
+  // without a journal size limit the -wal file reached 187 MB after 30 rounds (now about 2 MB at the end). The
+  // largest at a round end depends on when the checkpointer thread gets a core: 7 to 14 MB seen under load, 37 MB
+  // once with other test runs beside this suite on 2 cores; the bound is for growth without end, not for that.
   const { main, wal } = onDisk();
   expect(main + wal, `main ${main}, wal ${wal}, largest wal ${largestWal}`).toBeLessThan(32 * 1024 * 1024);
-  expect(largestWal, "the largest -wal seen at the end of a round").toBeLessThan(32 * 1024 * 1024);
+  expect(largestWal, "the largest -wal seen at the end of a round").toBeLessThan(64 * 1024 * 1024);
 });
 
 it("with the checkpointer thread starved (stopped here), the engine's own connection keeps the -wal bounded", {
