@@ -14,7 +14,7 @@ import {
   SLOT_STATUSES,
   TERMINAL_STATUSES,
 } from "../storage/store.js";
-import { textProblem } from "./query-input.js";
+import { describe, textProblem } from "./query-input.js";
 
 /** What `workflow({ concurrency })` takes. */
 export interface ConcurrencyOptions<I = any> {
@@ -42,7 +42,7 @@ export function checkConcurrency<I>(c: ConcurrencyOptions<I> | undefined): Concu
   }
   if (!Number.isInteger(c.limit) || c.limit < 1 || c.limit > 1_000_000) {
     throw new TypeError(
-      `workflow({ concurrency: { limit } }) must be a whole number from 1 to 1,000,000; got ${String(c.limit)}.`,
+      `workflow({ concurrency: { limit } }) must be a whole number from 1 to 1,000,000; got ${describe(c.limit)}.`,
     );
   }
   if (c.key !== undefined && typeof c.key !== "function") {

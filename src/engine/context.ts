@@ -8,6 +8,7 @@ import type { Duration } from "./duration.js";
 import { detailOf, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
 import { nameProblem, type Scope } from "./history.js";
+import { describe } from "./query-input.js";
 import { runQueueBatch, runQueueNext } from "./queue-waits.js";
 import { readOnlyState } from "./read-only-state.js";
 import { runStep } from "./step.js";
@@ -32,7 +33,7 @@ async function runVersion(exec: RunExecution, scope: Scope, name: string, latest
   exec.check(scope);
   if (!Number.isInteger(latest) || latest < 1) {
     throw new InvalidInputError(
-      `ctx.version("${name}", latest): latest must be a positive whole number, got ${String(latest)}.`,
+      `ctx.version("${name}", latest): latest must be a positive whole number, got ${describe(latest)}.`,
     );
   }
   const recorded = scope.entries[scope.next];

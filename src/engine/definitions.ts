@@ -4,6 +4,7 @@ import { z } from "zod";
 import { NoCodeError, UnknownWorkflowError, VersionMissingError } from "../errors.js";
 import type { Store, WorkflowMeta } from "../storage/store.js";
 import type { AnyWorkflow } from "../workflow.js";
+import { describe } from "./query-input.js";
 
 /** Workflows by name, each with its registered versions. */
 export type Definitions = Map<string, Map<number, AnyWorkflow>>;
@@ -64,10 +65,13 @@ export function latestDefinition(defs: Definitions, workflow: string): AnyWorkfl
   const versions = typeof workflow === "string" ? defs.get(workflow) : undefined;
   if (!versions && defs.size === 0) {
     throw new NoCodeError(
-      `This engine has no workflows (attach() reads and messages runs that another process executes), so it cannot create a run of ${JSON.stringify(String(workflow))}. Create runs from the application that registers the workflow (setup({ use }).start()), or use engine.get(workflow, key) for an existing run.`,
+      `This engine has no workflows (attach() reads and messages runs that another process executes), so it cannot create a run of ${describe(workflow)}. Create runs from the application that registers the workflow (setup({ use }).start()), or use engine.get(workflow, key) for an existing run.`,
     );
   }
-  if (!versions) throw new UnknownWorkflowError(String(workflow), [...defs.keys()]);
+  if (!versions)
+    throw new UnknownWorkflowError(typeof workflow === "string" ? workflow : describe(workflow), [
+      ...defs.keys(),
+    ]);
   let best: AnyWorkflow | undefined;
   for (const d of versions.values()) if (!best || d.version > best.version) best = d;
   return best!;

@@ -278,7 +278,11 @@ export abstract class RunsApi {
         : undefined
     ) as ((c: unknown, ...a: unknown[]) => unknown) | undefined;
     if (typeof fn !== "function")
-      throw new UnknownActionError(run.workflow, String(name), Object.keys(def.actions));
+      throw new UnknownActionError(
+        run.workflow,
+        typeof name === "string" ? name : describe(name),
+        Object.keys(def.actions),
+      );
     for (const arg of args) checkDepth(arg, `The arguments of action "${name}"`);
     const exec = this.active.get(runId);
     const state = Object.freeze(JSON.parse(exec ? exec.stateJson : run.state) as object);

@@ -19,6 +19,7 @@ import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
+import { describe } from "./query-input.js";
 import { Abandoned, isInternal } from "./signals.js";
 import { AttemptContext, callStep, isThenable, timedAttempt } from "./step-attempt.js";
 import { commitStepTags, loadRunTags } from "./step-tags.js";
@@ -49,7 +50,7 @@ export function policyOf(options: StepOptions | undefined, path: string): RetryP
   const retries = options?.retries ?? DEFAULT_RETRIES;
   if (!Number.isInteger(retries) || retries < 0) {
     throw new InvalidInputError(
-      `Step "${path}": retries must be a whole number of 0 or more, got ${String(retries)}.`,
+      `Step "${path}": retries must be a whole number of 0 or more, got ${describe(retries)}.`,
     );
   }
   const b = options?.backoff;
@@ -59,7 +60,7 @@ export function policyOf(options: StepOptions | undefined, path: string): RetryP
     !(typeof spec.factor === "number" && spec.factor >= 1 && spec.factor <= 100)
   ) {
     throw new InvalidInputError(
-      `Step "${path}": backoff factor must be a number from 1 (a fixed delay) to 100, got ${String(spec.factor)}.`,
+      `Step "${path}": backoff factor must be a number from 1 (a fixed delay) to 100, got ${describe(spec.factor)}.`,
     );
   }
   return {

@@ -6,6 +6,7 @@ import { type Duration, toMs } from "./duration.js";
 import { detailOf, entryPath, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
+import { describe } from "./query-input.js";
 
 /** Sleeps until `until` (ms since epoch) or for `duration`; the deadline is fixed when first reached. */
 export async function runSleep(
@@ -43,7 +44,7 @@ function toTime(at: Date | number, name: string): number {
   const t = at instanceof Date ? at.getTime() : at;
   if (typeof t !== "number" || !Number.isFinite(t)) {
     throw new InvalidInputError(
-      `sleepUntil("${name}", at) needs a Date or a time in milliseconds since the epoch, got ${String(at)}.`,
+      `sleepUntil("${name}", at) needs a Date or a time in milliseconds since the epoch, got ${describe(at)}.`,
     );
   }
   return t;

@@ -10,6 +10,7 @@ import { InvalidInputError, RunNotFoundError } from "../errors.js";
 import type { RunRow, Store } from "../storage/store.js";
 import { afterClock, type Clock } from "./clock.js";
 import type { EventHub } from "./events.js";
+import { describe } from "./query-input.js";
 
 /** What a watch needs from its engine. */
 export interface WatchSource {
@@ -68,7 +69,7 @@ export function watchRun<T>(
   if (timeout !== undefined && !(typeof timeout === "number" && Number.isFinite(timeout) && timeout >= 0)) {
     return Promise.reject(
       new InvalidInputError(
-        `watchRun({ timeout }) takes milliseconds as a number of 0 or more (e.g. { timeout: 30_000 }); got ${String(timeout)}.`,
+        `watchRun({ timeout }) takes milliseconds as a number of 0 or more (e.g. { timeout: 30_000 }); got ${describe(timeout)}.`,
       ),
     );
   }

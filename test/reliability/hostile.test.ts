@@ -186,6 +186,16 @@ describe("hostile input over MCP", () => {
 });
 
 describe("hostile input to the run handle API", () => {
+  it("an object whose toString is not a function is refused as an object, not with a TypeError", async () => {
+    const run = await engine.get("approval", "exp-1");
+    const odd = { toString: 0 } as never;
+    const anyEngine = engine as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
+    // Found by the property below (its counterexample [{"toString":0},[],""]): String(value) threw.
+    await expect(anyEngine.getOrCreate!.call(engine, odd, [], "")).rejects.toBeInstanceOf(WaymarkError);
+    await expect(run.action(odd, [] as never)).rejects.toBeInstanceOf(WaymarkError);
+    await expect(anyEngine.getOrCreate!.call(engine, odd, "k")).rejects.toThrow(/an object/);
+  });
+
   it("getOrCreate, send, action, listRuns and history refuse garbage with WaymarkErrors and write nothing", async () => {
     const before = snapshot();
     const run = await engine.get("approval", "exp-1");
