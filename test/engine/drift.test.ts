@@ -2,23 +2,14 @@ import { describe, expect, it } from "vitest";
 import { waitForRun, waitForStatus } from "../../fixtures/wait.js";
 import { FakeClock, setup, type WorkflowContext, workflow } from "../../src/index.js";
 import { closeLater, tempDb } from "../helpers.js";
+import { restartWith } from "./restart-with.js";
 
 /** Runs `before` until it sleeps, then restarts the same workflow name and version with `after`'s code. */
 async function driftRun(
   before: (ctx: WorkflowContext) => Promise<unknown>,
   after: (ctx: WorkflowContext) => Promise<unknown>,
 ) {
-  const db = tempDb();
-  const clock = new FakeClock();
-  const first = await setup({ use: { wf: workflow({ run: before }) } }).start({ database: db, clock });
-  const run = await first.getOrCreate("wf", "k");
-  await waitForStatus(first, run, ["sleeping"]);
-  await first.close();
-  const second = closeLater(
-    await setup({ use: { wf: workflow({ run: after }) } }).start({ database: db, clock }),
-  );
-  clock.advance(60_000);
-  const handle = await second.get("wf", "k");
+  const handle = await restartWith(before, after);
   await expect(handle.result({ timeout: 5000 })).rejects.toThrow();
   return handle.info();
 }

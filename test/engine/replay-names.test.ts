@@ -2,26 +2,15 @@
 // (Scope.useName), so these cover each way the first other call must build it from the replayed entries.
 
 import { describe, expect, it } from "vitest";
-import { waitForStatus } from "../../fixtures/wait.js";
-import { FakeClock, setup, type WorkflowContext, workflow } from "../../src/index.js";
-import { closeLater, tempDb } from "../helpers.js";
+import type { WorkflowContext } from "../../src/index.js";
+import { restartWith } from "./restart-with.js";
 
 /** Records `before` until it sleeps, then resumes the run with `after`'s code; returns the run's outcome. */
 async function resumeWith(
   before: (ctx: WorkflowContext) => Promise<unknown>,
   after: (ctx: WorkflowContext) => Promise<unknown>,
 ): Promise<{ status: string; error: string | null; result: unknown }> {
-  const db = tempDb();
-  const clock = new FakeClock();
-  const first = await setup({ use: { wf: workflow({ run: before }) } }).start({ database: db, clock });
-  const run = await first.getOrCreate("wf", "k");
-  await waitForStatus(first, run, ["sleeping"]);
-  await first.close();
-  const second = closeLater(
-    await setup({ use: { wf: workflow({ run: after }) } }).start({ database: db, clock }),
-  );
-  clock.advance(60_000);
-  const handle = await second.get("wf", "k");
+  const handle = await restartWith(before, after);
   let result: unknown;
   let error: string | null = null;
   try {

@@ -30,7 +30,7 @@ async function eager(
   return registry.metrics();
 }
 
-test("records before the registry exists are replayed into it: the same exposition as an eager registry", async () => {
+test("records made before the registry exists are in it: the same exposition as an eager registry", async () => {
   const i = new Instruments();
   const add = i.counter(C);
   const observe = i.histogram(H, BUCKETS);

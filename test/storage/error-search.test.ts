@@ -312,21 +312,29 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
   });
 });
 
+/**
+ * 2,500 failed runs' errors, keyed k0..k2499: every other one a dense "HTTP 503 from Tax API", the rest "Stock
+ * Missing" over `skus` SKUs (with % and an accent now and then), and " legacy path" only in the oldest 300.
+ */
+function layeredErrors(skus: number): Array<[string, string]> {
+  return Array.from({ length: 2500 }, (_, i): [string, string] => [
+    `k${i}`,
+    JSON.stringify({
+      name: "Error",
+      message: `${i % 2 ? `HTTP 503 from Tax API ${i}` : `Stock Missing: SKU_${i % skus} 100% ${i % 5 ? "x" : "é"}`}${
+        i < 300 ? " legacy path" : ""
+      }`,
+    }),
+  ]);
+}
+
 describe("on SQLite every plan of a search in error text answers as the scan does", () => {
   it("few, many, the newest errors first and scan return the same pages, cursor or not", async () => {
     const store = openSqliteStore(tempDb());
     onCleanup(() => store.close());
     // 2,500 failed runs: more than NEWEST_ERRORS, so a dense string is answered within the newest errors and
     // a string only the oldest 300 hold (many candidates, none new) is walked with the candidates' set.
-    const errors = Array.from({ length: 2500 }, (_, i): [string, string] => [
-      `k${i}`,
-      JSON.stringify({
-        name: "Error",
-        message: `${i % 2 ? `HTTP 503 from Tax API ${i}` : `Stock Missing: SKU_${i % 7} 100% ${i % 5 ? "x" : "é"}`}${
-          i < 300 ? " legacy path" : ""
-        }`,
-      }),
-    ]);
+    const errors = layeredErrors(7);
     const runs = await failedRuns(store, errors);
     expect(NEWEST_ERRORS).toBeLessThan(runs.length);
     const db = store.db;
@@ -372,15 +380,7 @@ describe("on PostgreSQL every path of a search in error text answers as the scan
     // fills its page there, a sparse one goes on to the candidates (few: fetched; many: the walk goes on from
     // the last of the newest), and a string only the oldest 300 hold has many candidates and none new; a page
     // of 600 is larger than any window and goes to the candidates at once.
-    const errors = Array.from({ length: 2500 }, (_, i): [string, string] => [
-      `k${i}`,
-      JSON.stringify({
-        name: "Error",
-        message: `${i % 2 ? `HTTP 503 from Tax API ${i}` : `Stock Missing: SKU_${i % 29} 100% ${i % 5 ? "x" : "é"}`}${
-          i < 300 ? " legacy path" : ""
-        }`,
-      }),
-    ]);
+    const errors = layeredErrors(29);
     await failedRuns(store, errors.slice(0, 1250), "invoice");
     await failedRuns(store, errors.slice(1250), "report");
     const all = await store.listRuns({ limit: 3000 });
