@@ -111,8 +111,10 @@ export function cancelEntries(exec: RunExecution, scopes: Scope[]): Entry[] {
       if (isUnfinished(row.status)) {
         row.status = "cancelled";
         row.endedAt = now;
-        if (row.kind === "step" && row.attempts) {
-          const attempts = attemptsOf(row);
+        // A step's attempt that began this turn is only in its pending start marker.
+        const marked = row.kind === "step" ? exec.core.writes.markedAttempts(row) : undefined;
+        if (row.kind === "step" && (marked || row.attempts)) {
+          const attempts = marked ? marked.map((a) => ({ ...a })) : attemptsOf(row);
           const last = attempts.at(-1);
           if (last?.status === "running") {
             last.status = "cancelled";

@@ -82,6 +82,14 @@ export class WriteQueue {
     this.schedule();
   }
 
+  /**
+   * The attempts of a start marker not written yet (an attempt that began less than a turn ago), which
+   * the row itself does not hold until the marker is written.
+   */
+  markedAttempts(row: EntryRow): readonly Attempt[] | undefined {
+    return this.markers.get(row)?.attempts;
+  }
+
   private readonly markers = new Map<
     EntryRow,
     { owner: string; status: string; aged: boolean; attempts: readonly Attempt[] | undefined }

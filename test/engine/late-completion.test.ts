@@ -75,6 +75,42 @@ describe.each(DATABASES)("a late completion on $name", ({ database }) => {
     expect(after).toBe(0);
   });
 
+  it("after a cancel that came before the step's start marker was written: its attempt still reads cancelled", async () => {
+    for (const retried of [false, true]) {
+      const g = gate();
+      let started!: () => void;
+      const running = new Promise<void>((r) => {
+        started = r;
+      });
+      let calls = 0;
+      const wf = workflow({
+        run: async (ctx) => {
+          await ctx.step(
+            "slow",
+            async () => {
+              if (++calls === 1 && retried) throw new Error("first attempt fails");
+              started();
+              await g.wait;
+            },
+            { retries: 1, backoff: 0 },
+          );
+        },
+      });
+      const engine = closeLater(await setup({ use: { wf } }).start({ database: await database() }));
+      const run = await engine.getOrCreate("wf", `k-${retried}`);
+      await running; // the attempt began this turn: its marker is not written yet
+      expect(await run.cancel()).toBe("cancelled");
+      g.open();
+      await settleWrites(internals(engine));
+      const slow = entryAt(await run.history(), "slow");
+      expect(slow.status).toBe("cancelled");
+      const last = retried ? 2 : 1;
+      expect(slow.attempts, `retried: ${retried}`).toHaveLength(last);
+      expect(slow.attempts!.at(-1)).toMatchObject({ n: last, status: "cancelled" });
+      await engine.close();
+    }
+  });
+
   it("after another process took the lease over changes nothing, even once this process's heartbeat ran", async () => {
     const url = await database();
     // Two machines whose clocks agree; A froze (its step hung) past its lease, then woke.
