@@ -62,6 +62,19 @@ async function runCheckpoint(exec: RunExecution, scope: Scope, name: string): Pr
   scope.checkpoint = true;
 }
 
+const ignore = () => {};
+
+/**
+ * A ctx call made inside a step's function is refused, and the run fails at its next call or end (the
+ * refusal is sticky, see RunExecution.check). Its promise is often dropped there (the step does not await
+ * it): marked handled, so it is not an unhandled rejection, which by Node's default ends the process and
+ * every run in it. Whoever awaits it still gets the refusal.
+ */
+function called<T>(exec: RunExecution, result: Promise<T>): Promise<T> {
+  if (exec.callingStep !== null) result.catch(ignore);
+  return result;
+}
+
 export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
   const ctx: WorkflowContext = {
     get state() {
@@ -74,45 +87,45 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
       return scope.signal;
     },
     step<T>(name: string, fn: (step: StepContext) => Promise<T> | T, options?: StepOptions) {
-      return runStep(exec, scope, name, fn, options);
+      return called(exec, runStep(exec, scope, name, fn, options));
     },
     rollbackCheckpoint(name: string) {
-      return runCheckpoint(exec, scope, name);
+      return called(exec, runCheckpoint(exec, scope, name));
     },
     sleep(name: string, duration: Duration) {
-      return runSleep(exec, scope, name, { duration });
+      return called(exec, runSleep(exec, scope, name, { duration }));
     },
     sleepUntil(name: string, at: Date | number) {
-      return runSleep(exec, scope, name, { until: at });
+      return called(exec, runSleep(exec, scope, name, { until: at }));
     },
     queue: {
       next(name: string, options: { queue: string | readonly string[]; timeout?: Duration }) {
-        return runQueueNext(exec, scope, name, options) as Promise<never>;
+        return called(exec, runQueueNext(exec, scope, name, options)) as Promise<never>;
       },
       nextBatch(name: string, options: { queue: string; count: number; timeout?: Duration }) {
-        return runQueueBatch(exec, scope, name, options) as Promise<never>;
+        return called(exec, runQueueBatch(exec, scope, name, options)) as Promise<never>;
       },
     },
     join(name, branches) {
-      return runJoin(exec, scope, name, branches) as Promise<never>;
+      return called(exec, runJoin(exec, scope, name, branches)) as Promise<never>;
     },
     race(name, branches) {
-      return runRace(exec, scope, name, branches) as Promise<never>;
+      return called(exec, runRace(exec, scope, name, branches)) as Promise<never>;
     },
     loop<LS, T>(name: string, options: LoopOptions<any, any, LS, T>) {
-      return runLoop(exec, scope, name, options) as Promise<T>;
+      return called(exec, runLoop(exec, scope, name, options)) as Promise<T>;
     },
     broadcast(event: string, data?: unknown) {
       if (!scope.replaying && !exec.dead && !exec.verifying) exec.core.emitBroadcast(exec, event, data);
     },
     removed(name: string) {
-      return runRemoved(exec, scope, name);
+      return called(exec, runRemoved(exec, scope, name));
     },
     version(name: string, latest: number) {
-      return runVersion(exec, scope, name, latest);
+      return called(exec, runVersion(exec, scope, name, latest));
     },
     child(name: string, workflow: string | AnyWorkflow, options: ChildOptions<any>) {
-      return runChild(exec, scope, name, workflow, options) as Promise<never>;
+      return called(exec, runChild(exec, scope, name, workflow, options)) as Promise<never>;
     },
   };
   return ctx;
