@@ -115,13 +115,15 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: {
         backgroundCheckpoints: options.durability !== "full",
       });
       const engine = new Engine(store, definitions, options, schedules);
+      // The check skips the runs resumed here, the first of them by start() itself.
+      if (options.deployCheck !== false) engine.resumedHere = new Set();
       try {
         await engine.start();
       } catch (err) {
         await engine.close().catch(() => {});
         throw err;
       }
-      if (options.deployCheck !== false) void checkAfterStart(engine);
+      if (options.deployCheck !== false) engine.deployCheck = checkAfterStart(engine);
       return engine as WaymarkEngine as WaymarkEngine<U>;
     },
   };

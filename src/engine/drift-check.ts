@@ -51,8 +51,15 @@ export interface DriftFinding {
 
 /** What a deploy check found. */
 export interface DriftReport {
-  /** Unfinished runs of the registry's workflows looked at. */
+  /** Unfinished runs of the registry's workflows replayed by the check (not those in `resumed`). */
   checked: number;
+  /**
+   * Unfinished runs not replayed by the check because an execution in this process resumed them (the option
+   * `resumed`): it replays the same history against the same code, and a divergence fails the run with
+   * HISTORY_DIVERGED (its "failed" run event and error) rather than a warning. One that ended before the check
+   * listed it is not counted (it is no longer unfinished). Always 0 for `waymark check`.
+   */
+  resumed: number;
   /** Runs that would fail when they next run. */
   findings: DriftFinding[];
   /** Runs whose code awaited something of its own past the check's limit: not known either way. */
@@ -70,6 +77,8 @@ export interface DriftCheckOptions {
   /** Longest wait for one run's code awaiting its own I/O, on the clock (default: the check's 3 s). */
   limitMs?: number;
   signal?: AbortSignal;
+  /** Runs an execution in this process has begun (so has replayed or is replaying): skipped, counted in `resumed`. */
+  resumed?: ReadonlySet<number>;
   /** Told of each finding as it is found. */
   onFinding?: (finding: DriftFinding) => void;
   /** Called between batches (the engine yields to its own work there). */
@@ -96,7 +105,14 @@ export async function checkUnfinishedRuns(
 }
 
 async function checkAll(store: Store, defs: Definitions, options: DriftCheckOptions): Promise<DriftReport> {
-  const report: DriftReport = { checked: 0, findings: [], unfinished: [], unregistered: [], aborted: false };
+  const report: DriftReport = {
+    checked: 0,
+    resumed: 0,
+    findings: [],
+    unfinished: [],
+    unregistered: [],
+    aborted: false,
+  };
   const others = new Map<string, number>();
   for (const c of await store.countRuns()) {
     if (!defs.has(c.workflow) && UNFINISHED.includes(c.status))
@@ -105,6 +121,7 @@ async function checkAll(store: Store, defs: Definitions, options: DriftCheckOpti
   report.unregistered = [...others].sort().map(([workflow, count]) => ({ workflow, count }));
   const batch = options.batch ?? 100;
   const stopped = () => options.signal?.aborted === true;
+  const resumedHere = (id: number) => options.resumed?.has(id) === true;
   for (const workflow of [...defs.keys()].sort()) {
     let before: { createdAt: number; id: number } | undefined;
     for (;;) {
@@ -119,7 +136,14 @@ async function checkAll(store: Store, defs: Definitions, options: DriftCheckOpti
       const last = rows.at(-1)!;
       before = { createdAt: last.createdAt, id: last.id };
       if (stopped()) return { ...report, aborted: true };
-      const loaded = await store.loadRuns(rows.map((r) => r.id));
+      // Runs resumed here are left out before they are read, and again after, for those resumed meanwhile.
+      const ids = rows.map((r) => r.id).filter((id) => !resumedHere(id));
+      report.resumed += rows.length - ids.length;
+      const loaded = [];
+      for (const l of ids.length ? await store.loadRuns(ids) : []) {
+        if (resumedHere(l.run.id)) report.resumed++;
+        else loaded.push(l);
+      }
       const found = await Promise.all(loaded.map((l) => checkOne(defs, l.run, l.entries, options)));
       for (const [i, f] of found.entries()) {
         report.checked++;

@@ -29,6 +29,7 @@ import { type RunConcurrency, runConcurrency } from "./concurrency.js";
 import { makeContext } from "./context.js";
 import type { EngineCore, RunIdentity, Wait } from "./core.js";
 import { checkVersions, type Definitions, latestDefinition, publishDefinitions } from "./definitions.js";
+import type { DriftReport } from "./drift-check.js";
 import { type EngineEvent, EventHub } from "./events.js";
 import { RunExecution } from "./execution.js";
 import { toJson } from "./json.js";
@@ -106,6 +107,13 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   private readonly closing = new AbortController();
   /** True once start() got past its checks (a failed start writes nothing on close). */
   private started = false;
+  /**
+   * The runs an execution here has begun (so replayed, or is replaying, their history against this code),
+   * noted from start() until the deploy check after it ends, which skips them (start-check.ts); else null.
+   */
+  resumedHere: Set<number> | null = null;
+  /** The deploy check begun after start() (start-check.ts): its report, null if it stopped; null when off. */
+  deployCheck: Promise<DriftReport | null> | null = null;
 
   constructor(
     store: Store,
@@ -322,6 +330,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     }
     const exec = new RunExecution(this, def, run, entries, messages, makeContext);
     this.active.set(run.id, exec);
+    this.resumedHere?.add(run.id);
     exec.start();
   }
 

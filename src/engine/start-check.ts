@@ -13,9 +13,19 @@ import type { Engine } from "./engine.js";
 /** Most stderr lines the check writes, one per run; the rest are counted in its last line. */
 const STDERR_LINES = 10;
 
-/** Starts the deploy check once the caller of start() holds the engine; resolves with its report. */
+/**
+ * Starts the deploy check once the caller of start() holds the engine; resolves with its report. Runs an
+ * execution here has begun (engine.resumedHere, noted from before start()) are not replayed again: their own
+ * replay finds a divergence and fails the run with HISTORY_DIVERGED. The engine stops noting them once the
+ * check ends.
+ */
 export function checkAfterStart(engine: Engine): Promise<DriftReport | null> {
   const signal = engine.closeSignal;
+  const resumed = engine.resumedHere;
+  const done = (report: DriftReport | null) => {
+    engine.resumedHere = null;
+    return report;
+  };
   let told = 0;
   const tell = (f: DriftFinding) => {
     const [workflow, ...key] = f.run.split("/");
@@ -34,7 +44,7 @@ export function checkAfterStart(engine: Engine): Promise<DriftReport | null> {
         run: f.run,
       });
   };
-  return new Promise<DriftReport | null>((resolve) => {
+  const report = new Promise<DriftReport | null>((resolve) => {
     // After the caller's continuation: listeners it adds right after start() see every warning.
     setImmediate(() => {
       if (signal.aborted) return resolve(null);
@@ -42,6 +52,7 @@ export function checkAfterStart(engine: Engine): Promise<DriftReport | null> {
         clock: engine.clock,
         signal,
         onFinding: tell,
+        ...(resumed ? { resumed } : {}),
         between: () => new Promise((r) => setImmediate(r)),
       }).then(
         (report) => {
@@ -67,4 +78,5 @@ export function checkAfterStart(engine: Engine): Promise<DriftReport | null> {
       );
     });
   });
+  return report.then(done);
 }
