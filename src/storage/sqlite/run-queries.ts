@@ -2,6 +2,7 @@
 
 import type Database from "better-sqlite3";
 import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
+import { FOLDED_CONTAINS, foldCase, unfoldedForms } from "./fold-case.js";
 import { FAILURE_DAY_MS } from "./migrations.js";
 import { RUN_COLUMNS } from "./statements.js";
 
@@ -75,17 +76,27 @@ type RunCursor = { createdAt: number; id: number };
 export const ERROR_FEW = 200;
 
 /**
- * The FTS5 query of the trigrams of `needle` that cover it (one every 3 characters, and the last), each a
- * quoted phrase of one trigram, ANDed: every error whose message holds `needle` in any case matches (the tokenizer
- * folds case as lower() does and more), others may (run_errors stores no positions). Null below 3 characters.
+ * The FTS5 query of the trigrams of `needle` that cover it (one every 3 characters, and the last), ANDed: every
+ * error whose message holds `needle` as foldCase folds it matches, others may (run_errors stores no positions).
+ * Each trigram is a quoted phrase of the folded letters, ORed with the trigrams of the other letters that fold to
+ * them (unfoldedForms): the tokenizer folds A-Z and most others but not İ, Georgian Mtavruli, Cherokee and more
+ * (its table is older than Unicode's), and an index of "İstanbul" holds no "ist". Null below 3 characters.
  */
 export function errorMatch(needle: string): string | null {
-  const chars = Array.from(needle);
+  const chars = Array.from(foldCase(needle));
   if (chars.length < 3) return null;
   const trigrams = new Set<string>();
   for (let i = 0; i + 3 <= chars.length; i += 3) trigrams.add(chars.slice(i, i + 3).join(""));
   trigrams.add(chars.slice(-3).join(""));
-  return [...trigrams].map((t) => `"${t.replaceAll('"', '""')}"`).join(" AND ");
+  return [...trigrams].map(trigramQuery).join(" AND ");
+}
+
+/** A trigram as an FTS5 phrase, or the phrases of every way its letters are written, ORed. */
+function trigramQuery(trigram: string): string {
+  let ways = [""];
+  for (const ch of trigram) ways = ways.flatMap((w) => [ch, ...unfoldedForms(ch)].map((c) => w + c));
+  const phrases = ways.map((t) => `"${t.replaceAll('"', '""')}"`);
+  return phrases.length === 1 ? phrases[0]! : `(${phrases.join(" OR ")})`;
 }
 
 /**
@@ -159,7 +170,8 @@ function runFilters(q: RunQuery, where: string[], args: unknown[]): void {
   if (q.errorContains) {
     // "error IS NOT NULL" lets the planner take the partial index runs_error_created; with run_errors, this
     // checks each candidate.
-    where.push(`error IS NOT NULL AND instr(lower(${ERROR_TEXT}), lower(?)) > 0`);
+    // SQLite's lower() folds A-Z only: FOLDED_CONTAINS folds as PostgreSQL's lower() does (fold-case.ts).
+    where.push(`error IS NOT NULL AND ${FOLDED_CONTAINS}(CAST(${ERROR_TEXT} AS TEXT), ?)`);
     args.push(q.errorContains);
   }
   if (q.createdAfter !== undefined) {

@@ -42,6 +42,7 @@ import { BatchWriter } from "./apply-batch.js";
 import { SqliteAudit } from "./audit.js";
 import { type Checkpointer, startCheckpointer } from "./checkpointer.js";
 import { describeOpenError, describeStorageError } from "./errors.js";
+import { registerFoldCase } from "./fold-case.js";
 import { migrate } from "./migrations.js";
 import { SqlitePlans } from "./plans.js";
 import { SqlitePruner } from "./prune.js";
@@ -135,6 +136,8 @@ export function openSqliteStore(path: string, options: SqliteOptions = {}): Sqli
   const writable = path !== ":memory:" && !options.readonly;
   try {
     db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    // The search in error text's case folding, for queries only (the file names no function of Waymark's).
+    registerFoldCase(db);
     // Before the first table exists (a new file), so pruned runs' pages can go back to the file system.
     if (writable) db.pragma("auto_vacuum = INCREMENTAL");
     if (writable) setWal(db);
