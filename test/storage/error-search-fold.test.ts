@@ -3,6 +3,7 @@
 // Mtavruli is Mkhedruli), never to more letters (ß stays ß, so STRASSE does not find Straße). On SQLite every
 // plan (the trigram candidates few or many, the newest errors first, the scan of 1 and 2 characters) finds
 // the same runs, including those whose letters the FTS5 trigram tokenizer does not fold (İ, Mtavruli).
+// Keys are matched case-sensitively on both.
 
 import { describe, expect, it } from "vitest";
 import { errorPlan, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
@@ -193,6 +194,22 @@ describe.each(BACKENDS)("$name store: search in error text folds case beyond A-Z
         );
       }
     }
+  });
+
+  it("matches keys case-sensitively (keyContains), beyond A-Z too", async () => {
+    const store = await (await backend.fresh()).open();
+    await failedRuns(store, [
+      ["école-1", "x"],
+      ["ÉCOLE-2", "x"],
+      ["Order-3", "x"],
+    ]);
+    const find = async (keyContains: string) =>
+      (await store.listRuns({ limit: 100, keyContains })).map((r) => r.key).sort();
+    expect(await find("école")).toEqual(["école-1"]);
+    expect(await find("ÉCOLE")).toEqual(["ÉCOLE-2"]);
+    expect(await find("É")).toEqual(["ÉCOLE-2"]);
+    expect(await find("order")).toEqual([]);
+    expect(await find("Order")).toEqual(["Order-3"]);
   });
 });
 
