@@ -86,6 +86,44 @@ describe("the deploy check after start()", () => {
     expect(calls.toSorted()).toEqual(["r0", "r1", "r2"]);
   });
 
+  it("a run another process holds is still checked, and warned about when it diverges", async () => {
+    const clock = new FakeClock();
+    const db = tempDb();
+    let release = () => {};
+    const hanging = new Promise<void>((r) => {
+      release = r;
+    });
+    let entered = () => {};
+    // Entered once "a" is committed (a step returns only after its record is).
+    const inHang = new Promise<void>((r) => {
+      entered = r;
+    });
+    const holder = (first: string) =>
+      workflow({
+        run: async (ctx) => {
+          await ctx.step(first, () => 1);
+          await ctx.step("hang", () => {
+            entered();
+            return hanging;
+          });
+        },
+      });
+    const other = await setup({ use: { h: holder("a") } }).start({ database: db, clock, deployCheck: false });
+    try {
+      await other.getOrCreate("h", "held");
+      await inHang;
+      const engine = internals(
+        closeLater(await setup({ use: { h: holder("a2") } }).start({ database: db, clock })),
+      );
+      const report = await engine.deployCheck;
+      expect(report).toMatchObject({ checked: 1, resumed: 0 });
+      expect(report!.findings).toMatchObject([{ run: "h/held", status: "running", problem: "diverged" }]);
+    } finally {
+      release();
+      await other.close();
+    }
+  });
+
   it("checkUnfinishedRuns skips the runs it is told were resumed, counts them, and checks the rest", async () => {
     const clock = new FakeClock();
     const db = await threeSleeping(clock);
