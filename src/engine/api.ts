@@ -181,7 +181,10 @@ export interface WaymarkEngine<U extends Record<string, WorkflowEntry> = Record<
 
   /** Subscribes to run, entry and broadcast events; returns the unsubscribe function. */
   on(listener: (event: EngineEvent) => void): () => void;
-  /** One pass of the scheduler: releases due waits, claims due runs (tests call it after moving a FakeClock). */
+  /**
+   * One pass of the scheduler: releases due waits, claims due runs (tests call it after moving a FakeClock).
+   * The event loop turns first, so what the previous pass began commits before this one looks.
+   */
   tick(): Promise<void>;
   /** Stops the loops, waits for pending writes and hands this process's runs back to the database. */
   close(): Promise<void>;

@@ -169,7 +169,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     this.changes.start(this.pollMs);
     this.leases.start(this.executes);
     this.started = true;
-    await this.tick();
+    await this.scheduler.tick();
     // After the first pass, and a macrotask later, so resumed runs do not wait on it: a replay goes on in
     // microtasks, which this continuation would otherwise join between its steps (the JSON Schema conversions
     // and the read took 1.3 ms of a 10,000-step resume). start() still returns only once other processes can
@@ -441,8 +441,12 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
     if (runs > 0) this.poke();
   }
 
-  /** One pass of the scheduler (see scheduler.ts). */
-  tick(): Promise<void> {
+  /**
+   * One pass of the scheduler (see scheduler.ts), after a turn of the event loop: what the previous pass
+   * began commits first, even when the caller (a test moving a FakeClock in a loop) never yields itself.
+   */
+  async tick(): Promise<void> {
+    await new Promise<void>((resolve) => setImmediate(resolve));
     return this.scheduler.tick();
   }
 
