@@ -21,7 +21,7 @@ async function runRemoved(exec: RunExecution, scope: Scope, name: string): Promi
   if (problem) throw new InvalidNameError("removed entry", name, problem);
   // Not a call that replays its entry: the name joins the set (ctx.removed never refuses a duplicate).
   scope.useName(name, -1);
-  const recorded = scope.entries[scope.next];
+  const recorded = scope.entry(scope.next);
   if (recorded && recorded.name === name && scope.next < scope.loaded) {
     scope.next++;
     exec.verifier?.progressed();
@@ -36,7 +36,7 @@ async function runVersion(exec: RunExecution, scope: Scope, name: string, latest
       `ctx.version("${name}", latest): latest must be a positive whole number, got ${describe(latest)}.`,
     );
   }
-  const recorded = scope.entries[scope.next];
+  const recorded = scope.entry(scope.next);
   if (recorded && scope.next < scope.loaded && !(recorded.kind === "version" && recorded.name === name)) {
     // This run passed this point before the patch existed: it keeps the original behaviour.
     return 1;

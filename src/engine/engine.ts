@@ -17,6 +17,7 @@ import { log } from "../log.js";
 import { EngineMetrics } from "../observability/metrics.js";
 import { startRunTrace } from "../observability/tracing.js";
 import { assertStartAllowed } from "../start-guard.js";
+import type { PackedSteps } from "../storage/packed-steps.js";
 import type { EntryRow, MessageRow, RunRow, RunStatus, Store } from "../storage/store.js";
 import type { CreateOptions, ListFailuresOptions, WaymarkEngine } from "./api.js";
 import { Audit } from "./audit.js";
@@ -317,7 +318,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
   }
 
   /** Starts executing a run this process has claimed. */
-  begin(run: RunRow, entries: EntryRow[], loadedMessages: MessageRow[]): void {
+  begin(run: RunRow, entries: EntryRow[], loadedMessages: MessageRow[], packed?: PackedSteps): void {
     const late = this.loading.get(run.id) ?? [];
     const messages = late.length ? [...loadedMessages, ...late] : loadedMessages;
     const def = this.defs.get(run.workflow)?.get(run.version);
@@ -328,7 +329,7 @@ export class Engine extends RunsApi implements WaymarkEngine, EngineCore {
       );
       return;
     }
-    const exec = new RunExecution(this, def, run, entries, messages, makeContext);
+    const exec = new RunExecution(this, def, run, entries, messages, makeContext, null, packed ?? null);
     this.active.set(run.id, exec);
     this.resumedHere?.add(run.id);
     exec.start();

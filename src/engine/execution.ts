@@ -17,6 +17,7 @@ import {
 import { storedSignature } from "../failure-signature.js";
 import { RunTrace, tracingEnabled } from "../observability/tracing.js";
 import { RollbackFailedError } from "../rollback-errors.js";
+import type { PackedSteps } from "../storage/packed-steps.js";
 import type { EntryRow, MessageRow, RunRow } from "../storage/store.js";
 import type { AnyWorkflow, WorkflowContext } from "../workflow.js";
 import { cancelEntries } from "./branches.js";
@@ -31,7 +32,7 @@ import {
   entryPath,
 } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
-import { HistoryIndex, nameProblem, Scope } from "./history.js";
+import { HistoryIndex, NOT_REPLAYED, nameProblem, Scope } from "./history.js";
 import { Inbox } from "./inbox.js";
 import { fromJson, toJson } from "./json.js";
 import { Rollbacks } from "./rollback.js";
@@ -101,18 +102,20 @@ export class RunExecution {
      * entries only; anything new stops at the frontier (a promise that never settles) and nothing is written.
      */
     readonly verifier: VerifyObserver | null = null,
+    /** The root's leading steps as the store packed them (LoadedRun.packed), or null. */
+    packed: PackedSteps | null = null,
   ) {
     this.id = run.id;
     this.workflow = run.workflow;
     this.key = run.key;
     this.version = run.version;
     this.label = `${run.workflow}/${run.key}`;
-    this.history = new HistoryIndex(entries);
+    this.history = new HistoryIndex(entries, packed);
     this.nextSeq = this.history.maxSeq + 1;
     this.stateSeq = this.history.maxStateSeq;
     this.stateJson = run.state;
     this.state = JSON.parse(run.state) as object;
-    this.root = new Scope("", this.history.scope(""), null);
+    this.root = new Scope("", this.history.scope(""), null, packed);
     verifier?.opened(this.root);
     this.rollbacks = new Rollbacks(this);
     if (run.status === "rolling-back" && !verifier) this.undoCause = undoCauseOf(run.error);
@@ -212,7 +215,7 @@ export class RunExecution {
   ): { ordinal: number; recorded: EntryOf<K> | undefined } {
     this.check(scope);
     const ordinal = scope.next;
-    const recorded = scope.entries[ordinal];
+    const recorded = scope.entry(ordinal);
     // A name equal to the one recorded here passed this check when it was recorded.
     if (recorded?.name !== name) {
       const problem = nameProblem(name);
@@ -230,25 +233,21 @@ export class RunExecution {
 
   /**
    * slot() for a step call that replays a completed step recorded at the scope's next ordinal under its name
-   * (most calls of a long replay): takes the position and returns the entry, with no object of its own.
-   * Anything else returns undefined having changed nothing, and slot() decides.
+   * (most calls of a long replay): takes the position and returns its output JSON text (null: none), with no
+   * object of its own (a packed step stays packed). Anything else returns NOT_REPLAYED, changing nothing.
    */
-  replayedStep(scope: Scope, name: string): EntryOf<"step"> | undefined {
+  replayedStep(scope: Scope, name: string): string | null | typeof NOT_REPLAYED {
     const ordinal = scope.next;
+    if (ordinal >= scope.loaded) return NOT_REPLAYED;
     const recorded = scope.entries[ordinal];
-    if (
-      recorded === undefined ||
-      recorded.name !== name ||
-      recorded.kind !== "step" ||
-      recorded.status !== "completed" ||
-      ordinal >= scope.loaded
-    )
-      return undefined;
+    const packed = recorded === undefined ? scope.packed : null;
+    if ((packed ? packed.names[ordinal] : recorded?.name) !== name) return NOT_REPLAYED;
+    if (recorded && (recorded.kind !== "step" || recorded.status !== "completed")) return NOT_REPLAYED;
     this.check(scope);
-    if (!scope.useName(name, ordinal)) return undefined;
+    if (!scope.useRecordedName(name, ordinal)) return NOT_REPLAYED;
     scope.next++;
     this.verifier?.progressed();
-    return recorded as EntryOf<"step">;
+    return packed ? packed.output(ordinal) : recorded!.output;
   }
 
   /** Records a divergence, making it sticky, and throws it. */
@@ -461,7 +460,7 @@ export class RunExecution {
     if (this.verifier) {
       if (!this.fatal && this.root.next < this.root.loaded) {
         try {
-          this.diverge(this.root, this.root.next, this.root.entries[this.root.next], null);
+          this.diverge(this.root, this.root.next, this.root.entry(this.root.next), null);
         } catch {
           // recorded as fatal
         }
@@ -478,7 +477,7 @@ export class RunExecution {
       if (this.fatal) throw this.fatal;
       // History holds more root entries than the code ran: something was removed.
       if (this.root.next < this.root.loaded)
-        this.diverge(this.root, this.root.next, this.root.entries[this.root.next], null);
+        this.diverge(this.root, this.root.next, this.root.entry(this.root.next), null);
       json = output === undefined ? null : toJson(output, `The result of run "${this.label}"`);
     } catch (err) {
       this.fail(err);

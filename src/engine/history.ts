@@ -1,5 +1,6 @@
 // The in-memory history index of an executing run: entries by scope and ordinal, O(1) per lookup.
 
+import type { PackedSteps } from "../storage/packed-steps.js";
 import type { EntryRow } from "../storage/store.js";
 import { asEntries, asEntry, type Entry } from "./entries.js";
 import { textProblem } from "./query-input.js";
@@ -18,6 +19,9 @@ export function nameProblem(name: unknown): string | null {
   if (text) return `names are stored as text, and this one cannot be: ${text}.`;
   return null;
 }
+
+/** What RunExecution.replayedStep answers for a call that is not a recorded completed step replayed. */
+export const NOT_REPLAYED = Symbol("not replayed");
 
 /** A scope of history: the root, a join/race branch (`name[branch]`) or a loop iteration (`name#i`). */
 export class Scope {
@@ -40,12 +44,31 @@ export class Scope {
 
   constructor(
     readonly path: string,
-    /** Entries by ordinal: those loaded from history, then those this execution adds. */
+    /**
+     * Entries by ordinal: those loaded from history, then those this execution adds. Read them with entry():
+     * the root's packed steps are undefined here until read.
+     */
     readonly entries: Array<Entry | undefined>,
     readonly parent: Scope | null,
+    /** The root's leading steps as loaded, packed (ordinals 0..count-1 of `entries`), or null. */
+    readonly packed: PackedSteps | null = null,
   ) {
     this.loaded = entries.length;
     parent?.children.push(this);
+  }
+
+  /** The entry at `ordinal` (a packed step becomes an object, kept in `entries`, when read here). */
+  entry(ordinal: number): Entry | undefined {
+    const row = this.entries[ordinal];
+    if (row !== undefined || this.packed === null || ordinal >= this.packed.count || ordinal < 0) return row;
+    return (this.entries[ordinal] = this.packed.entryAt(ordinal) as Entry);
+  }
+
+  /** True when the entry loaded at `ordinal` is named `name` (a packed step stays packed). */
+  private recordedNameIs(ordinal: number, name: string): boolean {
+    const row = this.entries[ordinal];
+    if (row !== undefined) return row.name === name;
+    return this.packed !== null && this.packed.names[ordinal] === name;
   }
 
   get signal(): AbortSignal {
@@ -79,6 +102,13 @@ export class Scope {
     return this.next < this.loaded;
   }
 
+  /** useName for a call replaying the entry loaded at `ordinal` under its own name (the caller checked). */
+  useRecordedName(name: string, ordinal: number): boolean {
+    if (this.used !== null || ordinal !== this.replayedNames) return this.useName(name, ordinal);
+    this.replayedNames++;
+    return true;
+  }
+
   /**
    * Notes that the call taking `ordinal` uses `name`; false if a call here used it already (a duplicate).
    * While the calls replay the entries recorded from ordinal 0 under their own names, no set is kept: those
@@ -88,12 +118,13 @@ export class Scope {
    */
   useName(name: string, ordinal: number): boolean {
     if (this.used === null) {
-      if (ordinal === this.replayedNames && ordinal < this.loaded && this.entries[ordinal]?.name === name) {
+      if (ordinal === this.replayedNames && ordinal < this.loaded && this.recordedNameIs(ordinal, name)) {
         this.replayedNames++;
         return true;
       }
       this.used = new Set();
-      for (let i = 0; i < this.replayedNames; i++) this.used.add(this.entries[i]!.name);
+      for (let i = 0; i < this.replayedNames; i++)
+        this.used.add(this.entries[i]?.name ?? this.packed!.names[i]!);
     }
     if (this.used.has(name)) return false;
     this.used.add(name);
@@ -107,8 +138,19 @@ export class HistoryIndex {
   maxSeq = 0;
   maxStateSeq = 0;
 
-  /** Takes `rows` over: a history of root entries only, each at its index (a long sequence), is the root's list. */
-  constructor(rows: EntryRow[]) {
+  /**
+   * Takes `rows` over: a history of root entries only, each at its index (a long sequence), is the root's
+   * list. `packed` holds the root's first entries (seqs 1..count): their places in the list stay undefined
+   * until read (Scope.entry, all()).
+   */
+  constructor(
+    rows: EntryRow[],
+    readonly packed: PackedSteps | null = null,
+  ) {
+    if (packed) {
+      const root = this.scope("");
+      for (let i = 0; i < packed.count; i++) root.push(undefined);
+    }
     if (this.adoptRoot(rows)) return;
     // As add() does, row by row; consecutive rows mostly share a scope, so its list is looked up once a run.
     let path: string | null = null;
@@ -125,12 +167,13 @@ export class HistoryIndex {
       if (row.seq > maxSeq) maxSeq = row.seq;
       if (row.stateSeq !== null && row.stateSeq > maxStateSeq) maxStateSeq = row.stateSeq;
     }
-    this.maxSeq = maxSeq;
+    this.maxSeq = Math.max(maxSeq, this.packed?.count ?? 0);
     this.maxStateSeq = maxStateSeq;
   }
 
   /** Uses `rows` as the root scope's list when they are exactly that (root scope, ordinal = index): no copy. */
   private adoptRoot(rows: EntryRow[]): boolean {
+    if (this.packed) return false;
     let maxSeq = 0;
     let maxStateSeq = 0;
     for (let i = 0; i < rows.length; i++) {
@@ -164,6 +207,9 @@ export class HistoryIndex {
   /** Every entry held, scope by scope (not in seq order). */
   all(): Entry[] {
     const out: Entry[] = [];
+    const root = this.byScope.get("");
+    if (this.packed && root)
+      for (let i = 0; i < this.packed.count; i++) root[i] ??= this.packed.entryAt(i) as Entry;
     for (const list of this.byScope.values()) for (const row of list) if (row) out.push(row);
     return out;
   }

@@ -133,8 +133,8 @@ export class Scheduler {
         // Messages this process sends while these runs load are kept for them (see send()).
         for (const id of resume) e.loading.set(id, []);
         try {
-          for (const l of await e.store.loadRuns(resume)) {
-            e.begin(l.run, l.entries, l.messages);
+          for (const l of await e.store.loadRuns(resume, { packed: true })) {
+            e.begin(l.run, l.entries, l.messages, l.packed);
             e.events.emit({
               type: "run",
               runId: l.run.id,

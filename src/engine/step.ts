@@ -17,7 +17,7 @@ import { toMs } from "./duration.js";
 import { type Attempt, attemptsOf, type EntryOf, entryPath, storedAttempts } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
-import type { Scope } from "./history.js";
+import { NOT_REPLAYED, type Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
 import { describe } from "./query-input.js";
 import { Abandoned, isInternal } from "./signals.js";
@@ -131,8 +131,9 @@ export function runStep<T>(
   try {
     // Most of a long replay: the step recorded completed here under this name, without a rollback handler.
     if (options?.rollback === undefined && typeof fn === "function") {
-      const done = exec.replayedStep(scope, name);
-      if (done) return Promise.resolve((done.output === null ? undefined : JSON.parse(done.output)) as T);
+      const output = exec.replayedStep(scope, name);
+      if (output !== NOT_REPLAYED)
+        return Promise.resolve((output === null ? undefined : JSON.parse(output)) as T);
     }
     slot = claimStep(exec, scope, name, fn, options);
     const recorded = slot.recorded;

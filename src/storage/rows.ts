@@ -1,5 +1,7 @@
 // The rows the store keeps and answers (runs, entries, messages, schedules, queries and counts), as plain types.
 
+import type { PackedSteps } from "./packed-steps.js";
+
 /** Statuses a run can be in. Terminal: completed, failed, cancelled. Rolling-back: undoing completed steps. */
 export type RunStatus =
   | "pending"
@@ -283,6 +285,11 @@ export interface LoadedRun {
   entries: EntryRow[];
   /** Unconsumed messages, oldest first. */
   messages: MessageRow[];
+  /**
+   * Asked for with `{ packed: true }`, and only where the store packs: the root's leading plain completed
+   * steps (ordinals 0..count-1), then left out of `entries`.
+   */
+  packed?: PackedSteps;
 }
 
 /** One tag of a run: a name and its exact value (engine/tags.ts holds the limits). */

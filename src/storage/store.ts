@@ -64,7 +64,11 @@ export interface Store {
    * `exceptRunId`: one probe of an index, whatever the number of runs.
    */
   latestCompletedRun(workflow: string, version: number, exceptRunId: number): Promise<RunRow | undefined>;
-  loadRuns(ids: number[]): Promise<LoadedRun[]>;
+  /**
+   * The runs with these ids, their entries and unconsumed messages, for execution. With `packed`, a store may
+   * answer a run's leading plain completed steps as LoadedRun.packed instead of entry objects (SQLite does).
+   */
+  loadRuns(ids: number[], options?: { packed?: boolean }): Promise<LoadedRun[]>;
   listRuns(query: RunQuery): Promise<RunRow[]>;
   countRuns(): Promise<RunCount[]>;
   /** The tags of these runs, by run id then name (runs without tags, or no such run, have no rows). */

@@ -283,17 +283,15 @@ export class SqliteStore implements Store {
     return this.stmts.latestCompleted.get(workflow, version, exceptRunId) as RunRow | undefined;
   }
 
-  async loadRuns(ids: number[]): Promise<LoadedRun[]> {
+  async loadRuns(ids: number[], options?: { packed?: boolean }): Promise<LoadedRun[]> {
     const out: LoadedRun[] = [];
     this.db.transaction(() => {
       for (const id of ids) {
         const run = this.stmts.runById.get(id) as RunRow | undefined;
         if (!run) continue;
-        out.push({
-          run,
-          entries: replayRows(this.stmts, id),
-          messages: this.stmts.pendingMessages.all(id) as MessageRow[],
-        });
+        const { entries, packed } = replayRows(this.stmts, id, options?.packed === true);
+        const messages = this.stmts.pendingMessages.all(id) as MessageRow[];
+        out.push(packed ? { run, entries, messages, packed } : { run, entries, messages });
       }
     })();
     return out;

@@ -1,6 +1,7 @@
 // The SQLite store's statements, each prepared on its first use and kept, and how rows map to columns.
 
 import type Database from "better-sqlite3";
+import { PackedSteps } from "../packed-steps.js";
 import { LIVE_STATUSES_SQL } from "../rows.js";
 import { type EntryRow, loadedEntry, ReplayEntry } from "../store.js";
 
@@ -79,34 +80,85 @@ function replayEntries(runId: number, rows: unknown[][], out: EntryRow[] = []): 
   return out;
 }
 
+/** Joins the names and the outputs of the root's leading steps (replayPrefix): no name or JSON text holds it. */
+const SEP = "\u0001";
+
 /** Rows per packed string: bounds its length (outputs packed are at most 64 KiB each). */
 const PACK_SEQS = 4096;
 
 /**
  * A run's history as loadRuns answers it (in seq order). better-sqlite3 pays per value it hands over, so the
- * plain completed steps, most of a long history, come packed, PACK_SEQS seqs to one JSON array text of 5
- * values a row (seq, scope, ordinal, name, output), which one JSON.parse splits: the numbers come back as
- * numbers (no string each to convert) and SQLite's JSON quoting makes any text exact, a null output included.
- * The other entries are read as rows, range by range, and only in a range the plain steps do not fill: seqs
- * are whole numbers from 1, so a range of n seqs holding n plain steps holds nothing else (a long history's
- * other entries are its last few, and their read skips the rest). A count that does not match (not expected)
- * falls back to reading the run row by row.
+ * plain completed steps, most of a long history, come packed, PACK_SEQS seqs to one text per range.
+ * With `keepPacked`, the root's leading plain steps (seqs 1..n at ordinals 0..n-1, the whole of a long
+ * sequence) come back as PackedSteps: their names and outputs each joined into one text a range
+ * (replayPrefix), with nothing to parse and no object a step. Other plain steps come as one JSON array text
+ * of 5 values a row (seq, scope, ordinal, name, output), which one JSON.parse splits: the numbers come back
+ * as numbers and SQLite's JSON quoting makes any text exact, a null output included. The other entries are
+ * read as rows, range by range, and only in a range the plain steps do not fill: seqs are whole numbers from
+ * 1, so a range of n seqs holding n plain steps holds nothing else (a long history's other entries are its
+ * last few, and their read skips the rest). A count that does not match (not expected) falls back to reading
+ * the run row by row.
  */
-export function replayRows(s: Statements, runId: number): EntryRow[] {
+export function replayRows(
+  s: Statements,
+  runId: number,
+  keepPacked = false,
+): { entries: EntryRow[]; packed: PackedSteps | undefined } {
   const max = (s.maxSeq.get(runId) as number | null) ?? 0;
   const others: EntryRow[] = [];
   const chunks: unknown[][] = [];
+  const names: string[][] = [];
+  const outputs: string[][] = [];
   let total = 0;
+  // Seqs up to `packedTo` are packed; packing goes on while every range so far was a whole prefix.
+  let packedTo = keepPacked ? 0 : -1;
   for (let from = 0; from < max; from += PACK_SEQS) {
     const to = Math.min(from + PACK_SEQS, max);
-    const [text, count] = s.replayPacked.get(runId, from, to) as [string | null, number];
-    if (count < to - from) replayEntries(runId, s.replayOthersIn.all(runId, from, to) as unknown[][], others);
+    let start = from;
+    if (packedTo === from) {
+      const [nameText, outputText, count, last, regular] = s.replayPrefix.get(runId, from, to) as [
+        string | null,
+        string | null,
+        number,
+        number | null,
+        number | null,
+      ];
+      // Split, each text gives `count` parts unless a name or output held the separator (then not packed).
+      const prefix = count > 0 && regular === count && last === from + count;
+      const n = prefix ? nameText!.split(SEP) : [];
+      const o = prefix && n.length === count ? outputText!.split(SEP) : [];
+      if (prefix && n.length === count && o.length === count) {
+        names.push(n);
+        outputs.push(o);
+        packedTo = from + count;
+        if (packedTo === to) continue;
+        start = packedTo;
+      }
+    }
+    const [text, count] = s.replayPacked.get(runId, start, to) as [string | null, number];
+    if (count < to - start)
+      replayEntries(runId, s.replayOthersIn.all(runId, start, to) as unknown[][], others);
     if (count === 0 || text === null) continue;
     const f = JSON.parse(text) as unknown[];
-    if (f.length !== count * 5) return replayEntries(runId, s.replayEntriesOf.all(runId) as unknown[][]);
+    if (f.length !== count * 5)
+      return {
+        entries: replayEntries(runId, s.replayEntriesOf.all(runId) as unknown[][]),
+        packed: undefined,
+      };
     chunks.push(f);
     total += count;
   }
+  const packed =
+    names.length === 0
+      ? undefined
+      : names.length === 1
+        ? new PackedSteps(runId, names[0]!, outputs[0]!)
+        : new PackedSteps(runId, names.flat(), outputs.flat());
+  return { entries: mergeBySeq(others, plainEntries(runId, chunks, total)), packed };
+}
+
+/** The plain steps of packed JSON arrays (5 values a row) as ReplayEntries, in seq order. */
+function plainEntries(runId: number, chunks: unknown[][], total: number): EntryRow[] {
   const plain: EntryRow[] = new Array(total);
   let sorted = true;
   let last = 0;
@@ -132,6 +184,11 @@ export function replayRows(s: Statements, runId: number): EntryRow[] {
     }
   }
   if (!sorted) plain.sort((a, b) => a.seq - b.seq);
+  return plain;
+}
+
+/** Two lists in seq order as one. */
+function mergeBySeq(others: EntryRow[], plain: EntryRow[]): EntryRow[] {
   if (others.length === 0) return plain;
   if (plain.length === 0) return others;
   const out: EntryRow[] = new Array(others.length + plain.length);
@@ -200,6 +257,7 @@ export interface Statements {
   replayEntriesOf: Database.Statement;
   replayOthersIn: Database.Statement;
   replayPacked: Database.Statement;
+  replayPrefix: Database.Statement;
   maxSeq: Database.Statement;
   entriesPage: Database.Statement;
   entry: Database.Statement;
@@ -332,6 +390,14 @@ export function prepareStatements(db: Database.Database): Statements {
     replayPacked:
       raw(`SELECT '[' || group_concat(trim(json_array(seq, scope, ordinal, name, output), '[]'), ',')
       || ']', count(*) FROM entries WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`),
+    // ...or, for the root's leading steps (see replayRows), their names and outputs each joined by U+0001 (a
+    // null output empty), with what says whether they are that prefix: their count, last seq, and how many sit
+    // in the root at ordinal seq - 1 (an empty output, not JSON, is left to the rows). No ORDER BY: entries is
+    // WITHOUT ROWID on (run_id, seq) and this searches that key, in seq order (a test checks the plan).
+    replayPrefix:
+      raw(`SELECT group_concat(name, char(1)), group_concat(coalesce(output, ''), char(1)), count(*),
+      max(seq), sum(scope = '' AND ordinal = seq - 1 AND output IS NOT '') FROM entries
+      WHERE run_id = ? AND seq > ? AND seq <= ? AND ${PLAIN_STEP}`),
     maxSeq: pluck("SELECT max(seq) FROM entries WHERE run_id = ?"),
     entriesPage: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
     entry: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE run_id = ? AND seq = ?`,
