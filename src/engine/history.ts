@@ -68,7 +68,7 @@ export class Scope {
   private recordedNameIs(ordinal: number, name: string): boolean {
     const row = this.entries[ordinal];
     if (row !== undefined) return row.name === name;
-    return this.packed !== null && this.packed.names[ordinal] === name;
+    return this.packed !== null && this.packed.name(ordinal) === name;
   }
 
   get signal(): AbortSignal {
@@ -124,7 +124,7 @@ export class Scope {
       }
       this.used = new Set();
       for (let i = 0; i < this.replayedNames; i++)
-        this.used.add(this.entries[i]?.name ?? this.packed!.names[i]!);
+        this.used.add(this.entries[i]?.name ?? this.packed!.name(i)!);
     }
     if (this.used.has(name)) return false;
     this.used.add(name);

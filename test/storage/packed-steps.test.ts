@@ -57,7 +57,7 @@ describe("SQLite store: packed loads", () => {
     // Output JSON text as stored; "" stands for none only inside the pack.
     expect(packed.packed!.output(0)).toBe(OUTPUTS[1]);
     expect(packed.packed!.output(2)).toBe(null);
-    expect(packed.packed!.names[8999]).toBe('s9000-ü"\\');
+    expect(packed.packed!.name(8999)).toBe('s9000-ü"\\');
     expect(() => packed.packed!.entryAt(9000)).toThrow(RangeError);
   });
 

@@ -1,7 +1,7 @@
 // The SQLite store's statements, each prepared on its first use and kept, and how rows map to columns.
 
 import type Database from "better-sqlite3";
-import { PackedSteps } from "../packed-steps.js";
+import { PACK_CHUNK, PackedSteps } from "../packed-steps.js";
 import { LIVE_STATUSES_SQL } from "../rows.js";
 import { type EntryRow, loadedEntry, ReplayEntry } from "../store.js";
 
@@ -83,8 +83,8 @@ function replayEntries(runId: number, rows: unknown[][], out: EntryRow[] = []): 
 /** Joins the names and the outputs of the root's leading steps (replayPrefix): no name or JSON text holds it. */
 const SEP = "\u0001";
 
-/** Rows per packed string: bounds its length (outputs packed are at most 64 KiB each). */
-const PACK_SEQS = 4096;
+/** Rows per packed string: bounds its length (outputs packed are at most 64 KiB each). PackedSteps' chunks. */
+const PACK_SEQS = PACK_CHUNK;
 
 /**
  * A run's history as loadRuns answers it (in seq order). better-sqlite3 pays per value it hands over, so the
@@ -148,12 +148,7 @@ export function replayRows(
     chunks.push(f);
     total += count;
   }
-  const packed =
-    names.length === 0
-      ? undefined
-      : names.length === 1
-        ? new PackedSteps(runId, names[0]!, outputs[0]!)
-        : new PackedSteps(runId, names.flat(), outputs.flat());
+  const packed = names.length === 0 ? undefined : new PackedSteps(runId, names, outputs);
   return { entries: mergeBySeq(others, plainEntries(runId, chunks, total)), packed };
 }
 
