@@ -9,13 +9,14 @@ export const CACHE_DIR = path.join(ROOT, "bench/.cache");
 export type Durability = "normal" | "full";
 
 /** Who is measured: Waymark, the peer on its two drivers, the bare-SQLite floor, DBOS (PostgreSQL rows). */
-export type Subject = "waymark" | "rivet-mem" | "rivet-sqlite" | "floor" | "dbos";
+export type Subject = "waymark" | "rivet-mem" | "rivet-sqlite" | "floor" | "floor-grouped" | "dbos";
 
 export const SUBJECT_LABEL: Record<Subject, string> = {
   waymark: "Waymark",
   "rivet-mem": "Rivet (in-memory driver)",
   "rivet-sqlite": "Rivet (SQLite driver)",
   floor: "SQLite floor (no engine)",
+  "floor-grouped": "Waymark's writes alone (no engine)",
   dbos: "DBOS",
 };
 

@@ -5,6 +5,7 @@ import path from "node:path";
 import { runWorkflow } from "@rivetkit/workflow-engine";
 import { type ChildSpec, num, rate, type ScenarioModule } from "../lib/common.js";
 import { Floor } from "../lib/floor.js";
+import { groupedWrites } from "../lib/floor-grouped.js";
 import { rivetSeq, runConcurrently, startWaymark } from "../lib/workflows.js";
 import { RivetMemoryDriver } from "../peers/rivet-memory.js";
 import { RivetSqlite } from "../peers/rivet-sqlite.js";
@@ -48,6 +49,11 @@ export const scenario: ScenarioModule = {
       if (results.some((r) => r.state !== "completed")) throw new Error("a rivet run did not complete");
       store.close();
       return rate(runs * n, ms);
+    },
+    async "floor-grouped"(spec) {
+      const runs = num(spec.params, "runs");
+      const n = num(spec.params, "steps");
+      return rate(runs * n, await groupedWrites(path.join(spec.dir, "b.db"), spec.durability, runs, n));
     },
     async floor(spec) {
       const runs = num(spec.params, "runs");
