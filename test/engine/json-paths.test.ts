@@ -23,8 +23,11 @@ test("toJson names the nested value that cannot be recorded, by keys and indexes
   expect(refused(() => 1)).toMatch(/the value is a function/);
   const loop: Record<string, unknown> = { list: [] };
   (loop.list as unknown[]).push({ back: loop });
-  // A cycle is refused by the depth check, which runs first (it bounds the recursive walks).
-  expect(refused(loop)).toMatch(/nests objects .*list\[0\]\.back\.list\[0\]/);
+  // A cycle is found by the depth check, which runs first (it bounds the recursive walks), and named as one.
+  expect(refused(loop)).toContain("the value at list[0].back is a circular reference. Remove the cycle.");
+  const self: unknown[] = [1];
+  self.push(self);
+  expect(refused({ deep: { list: self } })).toContain("the value at deep.list[1] is a circular reference");
   // A value seen twice without a cycle is fine, and undefined properties are dropped, as JSON does.
   const shared = { n: 1 };
   expect(toJson({ a: shared, b: [shared], c: undefined }, "x")).toBe('{"a":{"n":1},"b":[{"n":1}]}');
