@@ -10,38 +10,15 @@ import { errorPlan, readRuns, runsQuery } from "../../src/storage/sqlite/run-que
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
-import { BACKENDS, batch } from "./backends.js";
-import { T0 } from "./fixtures.js";
+import { BACKENDS } from "./backends.js";
+import { failedRuns } from "./fixtures.js";
 
 /** Creates one run per [key, message] (created 1 ms apart, in order) and fails each with that message. */
-async function failedRuns(store: Store, messages: Array<[string, string]>): Promise<RunRow[]> {
-  const created = await store.commit(
-    batch(T0, {
-      creates: messages.map(([key], i) => ({
-        workflow: "wf",
-        key,
-        version: 1,
-        input: null,
-        initialState: "{}",
-        now: T0 + i,
-        owner: null,
-        leaseUntil: null,
-      })),
-    }),
+function failedWith(store: Store, messages: Array<[string, string]>): Promise<RunRow[]> {
+  return failedRuns(
+    store,
+    messages.map(([key, message]) => [key, JSON.stringify({ name: "Error", message })]),
   );
-  const runs = created.created.map((c) => c.run);
-  await store.commit(
-    batch(T0 + 10_000, {
-      runs: runs.map((r, i) => ({
-        id: r.id,
-        status: "failed" as const,
-        error: JSON.stringify({ name: "Error", message: messages[i]![1] }),
-        finishedAt: T0 + 10_000,
-        updatedAt: T0 + 10_000,
-      })),
-    }),
-  );
-  return runs;
 }
 
 /** Every page of `q`, following the cursor from the last run of each. */
@@ -116,7 +93,7 @@ const NEEDLES: Array<[string, (i: number) => boolean]> = [
 describe.each(BACKENDS)("$name store: search in error text folds case beyond A-Z", (backend) => {
   it("finds é by É, ä by Ä, σ by Σ, i by İ and Mtavruli by Mkhedruli, as lower() does, and no more", async () => {
     const store = await (await backend.fresh()).open();
-    await failedRuns(store, MESSAGES);
+    await failedWith(store, MESSAGES);
     const find = async (errorContains: string) =>
       (await store.listRuns({ limit: 100, errorContains })).map((r) => r.key).sort();
     expect(await find("école")).toEqual(["ECOLE", "backslash", "decoyBackslash", "ecole"]);
@@ -180,7 +157,7 @@ describe.each(BACKENDS)("$name store: search in error text folds case beyond A-Z
   it("pages with the cursor through many runs that hold a folded string, old and new, dense and sparse", async () => {
     const store = await (await backend.fresh()).open();
     const messages = LAYERED;
-    await failedRuns(store, messages);
+    await failedWith(store, messages);
     const expected = (holds: (i: number) => boolean) =>
       messages
         .map(([key], i) => ({ key, i }))
@@ -198,7 +175,7 @@ describe.each(BACKENDS)("$name store: search in error text folds case beyond A-Z
 
   it("matches keys case-sensitively (keyContains), beyond A-Z too", async () => {
     const store = await (await backend.fresh()).open();
-    await failedRuns(store, [
+    await failedWith(store, [
       ["école-1", "x"],
       ["ÉCOLE-2", "x"],
       ["Order-3", "x"],
@@ -218,7 +195,7 @@ describe("on SQLite every plan of a search in error text folds case as lower() d
     const store = openSqliteStore(tempDb());
     onCleanup(() => store.close());
     const messages = LAYERED;
-    const runs = await failedRuns(store, messages);
+    const runs = await failedWith(store, messages);
     const db = store.db;
     const plans = new Set<string>();
     const middle = runs[450]!;

@@ -14,11 +14,11 @@ import { readRuns as pgReadRuns } from "../../src/storage/postgres/run-queries.j
 import { tables } from "../../src/storage/postgres/sql.js";
 import { errorPlan, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
-import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
+import type { RunQuery, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
 import { tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
-import { T0 } from "./fixtures.js";
+import { failedRuns, T0 } from "./fixtures.js";
 
 const ERRORS: Record<string, string> = {
   timeout: JSON.stringify({ name: "Error", message: "Carrier TIMEOUT after 30 s" }),
@@ -30,37 +30,6 @@ const ERRORS: Record<string, string> = {
   decoyBackslash: JSON.stringify({ name: "Error", message: "path C:temp not found" }),
   quote: '{"name":"Error","message":"say \\"hi\\" AND \\"bye\\""}',
 };
-
-/** Creates one run per entry of `errors` (created 1 ms apart, in order) and fails each with its error. */
-async function failedRuns(store: Store, errors: Array<[string, string]>, workflow = "wf"): Promise<RunRow[]> {
-  const created = await store.commit(
-    batch(T0, {
-      creates: errors.map(([key], i) => ({
-        workflow,
-        key,
-        version: 1,
-        input: null,
-        initialState: "{}",
-        now: T0 + i,
-        owner: null,
-        leaseUntil: null,
-      })),
-    }),
-  );
-  const runs = created.created.map((c) => c.run);
-  await store.commit(
-    batch(T0 + 10_000, {
-      runs: runs.map((r, i) => ({
-        id: r.id,
-        status: "failed" as const,
-        error: errors[i]![1],
-        finishedAt: T0 + 10_000,
-        updatedAt: T0 + 10_000,
-      })),
-    }),
-  );
-  return runs;
-}
 
 const keysOf = async (store: Store, q: Partial<RunQuery>) =>
   (await store.listRuns({ limit: 100, ...q })).map((r) => r.key);

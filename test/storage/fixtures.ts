@@ -107,3 +107,38 @@ export async function suspend(
     }),
   );
 }
+
+/** Creates one run per entry of `errors` (created 1 ms apart, in order) and fails each with its error. */
+export async function failedRuns(
+  store: Store,
+  errors: Array<[string, string]>,
+  workflow = "wf",
+): Promise<RunRow[]> {
+  const created = await store.commit(
+    batch(T0, {
+      creates: errors.map(([key], i) => ({
+        workflow,
+        key,
+        version: 1,
+        input: null,
+        initialState: "{}",
+        now: T0 + i,
+        owner: null,
+        leaseUntil: null,
+      })),
+    }),
+  );
+  const runs = created.created.map((c) => c.run);
+  await store.commit(
+    batch(T0 + 10_000, {
+      runs: runs.map((r, i) => ({
+        id: r.id,
+        status: "failed" as const,
+        error: errors[i]![1],
+        finishedAt: T0 + 10_000,
+        updatedAt: T0 + 10_000,
+      })),
+    }),
+  );
+  return runs;
+}
