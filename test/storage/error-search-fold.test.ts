@@ -11,7 +11,7 @@ import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
 import { BACKENDS } from "./backends.js";
-import { failedRuns } from "./fixtures.js";
+import { allPages, failedRuns } from "./fixtures.js";
 
 /** Creates one run per [key, message] (created 1 ms apart, in order) and fails each with that message. */
 function failedWith(store: Store, messages: Array<[string, string]>): Promise<RunRow[]> {
@@ -19,19 +19,6 @@ function failedWith(store: Store, messages: Array<[string, string]>): Promise<Ru
     store,
     messages.map(([key, message]) => [key, JSON.stringify({ name: "Error", message })]),
   );
-}
-
-/** Every page of `q`, following the cursor from the last run of each. */
-async function allPages(store: Store, q: RunQuery): Promise<string[]> {
-  const out: string[] = [];
-  let before: RunQuery["before"];
-  for (;;) {
-    const page = await store.listRuns({ ...q, ...(before ? { before } : {}) });
-    out.push(...page.map((r) => r.key));
-    if (page.length < q.limit) return out;
-    const last = page.at(-1)!;
-    before = { createdAt: last.createdAt, id: last.id };
-  }
 }
 
 const MESSAGES: Array<[string, string]> = [

@@ -18,7 +18,7 @@ import type { RunQuery, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
 import { tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
-import { failedRuns, T0 } from "./fixtures.js";
+import { allPages, failedRuns, T0 } from "./fixtures.js";
 
 const ERRORS: Record<string, string> = {
   timeout: JSON.stringify({ name: "Error", message: "Carrier TIMEOUT after 30 s" }),
@@ -33,19 +33,6 @@ const ERRORS: Record<string, string> = {
 
 const keysOf = async (store: Store, q: Partial<RunQuery>) =>
   (await store.listRuns({ limit: 100, ...q })).map((r) => r.key);
-
-/** Every page of `q`, following the cursor from the last run of each. */
-async function allPages(store: Store, q: RunQuery): Promise<string[]> {
-  const out: string[] = [];
-  let before: RunQuery["before"];
-  for (;;) {
-    const page = await store.listRuns({ ...q, ...(before ? { before } : {}) });
-    out.push(...page.map((r) => r.key));
-    if (page.length < q.limit) return out;
-    const last = page.at(-1)!;
-    before = { createdAt: last.createdAt, id: last.id };
-  }
-}
 
 /** A runs row as an older version's database holds it (for fresh.atVersion). */
 const run = (id: number, key: string, error: string | null) => ({

@@ -1,6 +1,6 @@
 // Small builders for store tests: runs, entries and messages written through `commit`, as the engine writes them.
 
-import type { EntryRow, RunRow, Store } from "../../src/storage/store.js";
+import type { EntryRow, RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { batch } from "./backends.js";
 
 export const T0 = Date.UTC(2026, 0, 1);
@@ -141,4 +141,17 @@ export async function failedRuns(
     }),
   );
   return runs;
+}
+
+/** Every page of `q`, following the cursor from the last run of each. */
+export async function allPages(store: Store, q: RunQuery): Promise<string[]> {
+  const out: string[] = [];
+  let before: RunQuery["before"];
+  for (;;) {
+    const page = await store.listRuns({ ...q, ...(before ? { before } : {}) });
+    out.push(...page.map((r) => r.key));
+    if (page.length < q.limit) return out;
+    const last = page.at(-1)!;
+    before = { createdAt: last.createdAt, id: last.id };
+  }
 }
