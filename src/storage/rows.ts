@@ -1,7 +1,5 @@
 // The rows the store keeps and answers (runs, entries, messages, schedules, queries and counts), as plain types.
 
-import type { PackedSteps } from "./packed-steps.js";
-
 /** Statuses a run can be in. Terminal: completed, failed, cancelled. Rolling-back: undoing completed steps. */
 export type RunStatus =
   | "pending"
@@ -275,22 +273,6 @@ export interface WorkflowMeta {
 
 /** A run claimDue claimed, with the owner whose expired lease it took over (null when nobody held it). */
 export type ClaimedRun = RunRow & { takenFrom: string | null };
-
-export interface LoadedRun {
-  run: RunRow;
-  /**
-   * The run's entries in seq order, for replay: a completed step is a ReplayEntry (no times, input, error
-   * or attempts; Store.getEntry has them), every other entry the whole row.
-   */
-  entries: EntryRow[];
-  /** Unconsumed messages, oldest first. */
-  messages: MessageRow[];
-  /**
-   * Asked for with `{ packed: true }`, and only where the store packs: the root's leading plain completed
-   * steps (ordinals 0..count-1), then left out of `entries`.
-   */
-  packed?: PackedSteps;
-}
 
 /** One tag of a run: a name and its exact value (engine/tags.ts holds the limits). */
 export interface TagRow {

@@ -15,6 +15,7 @@
 //   (name, value, created_at, run_id) index, newest first, so a filtered page costs the same at any size.
 
 import type { BatchResult, WriteBatch } from "./batch.js";
+import type { PackedSteps } from "./packed-steps.js";
 import type {
   AuditAppend,
   AuditFilter,
@@ -25,7 +26,6 @@ import type {
   EntryRow,
   FailureGroupQuery,
   FailureGroupRow,
-  LoadedRun,
   MessageRow,
   PlanOutcome,
   PlanRow,
@@ -46,6 +46,23 @@ import type {
 
 export * from "./batch.js";
 export * from "./rows.js";
+
+/** A run as loadRuns answers it, for execution. */
+export interface LoadedRun {
+  run: RunRow;
+  /**
+   * The run's entries in seq order, for replay: a completed step is a ReplayEntry (no times, input, error
+   * or attempts; Store.getEntry has them), every other entry the whole row.
+   */
+  entries: EntryRow[];
+  /** Unconsumed messages, oldest first. */
+  messages: MessageRow[];
+  /**
+   * Asked for with `{ packed: true }`, and only where the store packs: the root's leading plain completed
+   * steps (ordinals 0..count-1), then left out of `entries`.
+   */
+  packed?: PackedSteps;
+}
 
 /** The durable state of every run. Asynchronous and batch-shaped so a networked store fits too. */
 export interface Store {
