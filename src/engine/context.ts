@@ -65,13 +65,14 @@ async function runCheckpoint(exec: RunExecution, scope: Scope, name: string): Pr
 const ignore = () => {};
 
 /**
- * A ctx call made inside a step's function is refused, and the run fails at its next call or end (the
- * refusal is sticky, see RunExecution.check). Its promise is often dropped there (the step does not await
- * it): marked handled, so it is not an unhandled rejection, which by Node's default ends the process and
- * every run in it. Whoever awaits it still gets the refusal.
+ * Every ctx call's promise is marked handled: one the code drops (a call inside a step, refused; one left
+ * waiting when the run ends, rejected as the execution stops; a refusal nobody awaits) is not an unhandled
+ * rejection, which by Node's default ends the process and every run in it. Whoever awaits it still gets the
+ * rejection; what a call did is in the run's history (a refusal inside a step also fails the run, see
+ * RunExecution.check).
  */
-function called<T>(exec: RunExecution, result: Promise<T>): Promise<T> {
-  if (exec.callingStep !== null) result.catch(ignore);
+function called<T>(result: Promise<T>): Promise<T> {
+  result.catch(ignore);
   return result;
 }
 
@@ -87,45 +88,45 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
       return scope.signal;
     },
     step<T>(name: string, fn: (step: StepContext) => Promise<T> | T, options?: StepOptions) {
-      return called(exec, runStep(exec, scope, name, fn, options));
+      return called(runStep(exec, scope, name, fn, options));
     },
     rollbackCheckpoint(name: string) {
-      return called(exec, runCheckpoint(exec, scope, name));
+      return called(runCheckpoint(exec, scope, name));
     },
     sleep(name: string, duration: Duration) {
-      return called(exec, runSleep(exec, scope, name, { duration }));
+      return called(runSleep(exec, scope, name, { duration }));
     },
     sleepUntil(name: string, at: Date | number) {
-      return called(exec, runSleep(exec, scope, name, { until: at }));
+      return called(runSleep(exec, scope, name, { until: at }));
     },
     queue: {
       next(name: string, options: { queue: string | readonly string[]; timeout?: Duration }) {
-        return called(exec, runQueueNext(exec, scope, name, options)) as Promise<never>;
+        return called(runQueueNext(exec, scope, name, options)) as Promise<never>;
       },
       nextBatch(name: string, options: { queue: string; count: number; timeout?: Duration }) {
-        return called(exec, runQueueBatch(exec, scope, name, options)) as Promise<never>;
+        return called(runQueueBatch(exec, scope, name, options)) as Promise<never>;
       },
     },
     join(name, branches) {
-      return called(exec, runJoin(exec, scope, name, branches)) as Promise<never>;
+      return called(runJoin(exec, scope, name, branches)) as Promise<never>;
     },
     race(name, branches) {
-      return called(exec, runRace(exec, scope, name, branches)) as Promise<never>;
+      return called(runRace(exec, scope, name, branches)) as Promise<never>;
     },
     loop<LS, T>(name: string, options: LoopOptions<any, any, LS, T>) {
-      return called(exec, runLoop(exec, scope, name, options)) as Promise<T>;
+      return called(runLoop(exec, scope, name, options)) as Promise<T>;
     },
     broadcast(event: string, data?: unknown) {
       if (!scope.replaying && !exec.dead && !exec.verifying) exec.core.emitBroadcast(exec, event, data);
     },
     removed(name: string) {
-      return called(exec, runRemoved(exec, scope, name));
+      return called(runRemoved(exec, scope, name));
     },
     version(name: string, latest: number) {
-      return called(exec, runVersion(exec, scope, name, latest));
+      return called(runVersion(exec, scope, name, latest));
     },
     child(name: string, workflow: string | AnyWorkflow, options: ChildOptions<any>) {
-      return called(exec, runChild(exec, scope, name, workflow, options)) as Promise<never>;
+      return called(runChild(exec, scope, name, workflow, options)) as Promise<never>;
     },
   };
   return ctx;
