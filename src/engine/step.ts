@@ -238,6 +238,7 @@ async function liveStep<T>(
       // it did is recorded. Every write of a completed step comes after this line.
       exec.assertLive(scope);
       const output = value === undefined ? null : toJson(value, `The result of step "${path}"`);
+      value = asRecorded(value, output);
       let diff: StateDiff | null = null;
       if (work.value !== undefined) {
         if (typeof work.value !== "object" || work.value === null || Array.isArray(work.value)) {
@@ -307,6 +308,17 @@ async function liveStep<T>(
     exec.maybeIdle();
     return value;
   }
+}
+
+/**
+ * What the workflow gets back from a step it ran: the value as its record reads back, so a replay hands the
+ * code the same (not the object the function returned, which code after the step could change, with its
+ * undefined properties and a -0 that JSON does not keep).
+ */
+function asRecorded<T>(value: T, output: string | null): T {
+  if (output === null) return undefined as T;
+  if (typeof value === "object" && value !== null) return JSON.parse(output) as T;
+  return (Object.is(value, -0) ? 0 : value) as T;
 }
 
 /** Ends an attempt's span (its status as recorded, the error as an exception event) and counts it. */

@@ -46,7 +46,7 @@ export const listRuns = defineTool({
     errorContains: bounded(LIMITS.filter, "errorContains")
       .optional()
       .describe(
-        "Only runs whose error message contains this text (A-Z in any case; quotes, backslashes and % are taken as they are). A retrying run has no error until it fails.",
+        "Only runs whose error message contains this text, in any case (letters beyond A-Z too); quotes, backslashes and % are taken as they are. A retrying run has no error until it fails.",
       ),
     createdAfter: bounded(LIMITS.time, "createdAfter")
       .optional()

@@ -1,0 +1,30 @@
+// What a step hands the workflow is its record as it reads back, on the first run as on a replay: code after
+// the step that changes the returned object, undefined properties and -0 cannot make the two differ.
+
+import { expect, it } from "vitest";
+import type { WorkflowContext } from "../../src/index.js";
+import { restartWith } from "./restart-with.js";
+
+it("a step's value is the same on the first run and on a replay", async () => {
+  const seen: unknown[] = [];
+  const code = (shared: Record<string, unknown>) => async (ctx: WorkflowContext) => {
+    const obj = await ctx.step("obj", () => shared);
+    shared.x = 2; // code after the step changes the object the step returned
+    const zero = await ctx.step("zero", () => -0);
+    const list = await ctx.step("list", () => [1, { u: undefined }]);
+    seen.push({
+      obj: structuredClone(obj),
+      sameObject: obj === shared,
+      negativeZero: Object.is(zero, -0),
+      list,
+    });
+    await ctx.sleep("nap", 1000);
+    return "done";
+  };
+  const run = await restartWith(code({ x: 1, u: undefined }), code({ x: 1, u: undefined }));
+  expect(await run.result({ timeout: 5000 })).toBe("done");
+  // The first run, then every replay (the deploy check's and the resume's).
+  expect(seen.length).toBeGreaterThanOrEqual(2);
+  expect(seen[0]).toEqual({ obj: { x: 1 }, sameObject: false, negativeZero: false, list: [1, {}] });
+  for (const later of seen.slice(1)) expect(later).toStrictEqual(seen[0]);
+});
