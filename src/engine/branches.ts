@@ -266,7 +266,9 @@ async function runParallel(
   row.endedAt = exec.core.clock.now();
   if (mode === "first") setDetail(row, { branches: names, winner: result.winner! });
   await commitWith(exec, row, cancelEntries(exec, losers));
-  return mode === "all" ? withIterator(out as Record<string, unknown>, names) : out;
+  // As the record reads back, so a replay hands the code the same (see asRecorded in step.ts).
+  const recordedOut = JSON.parse(row.output) as Record<string, unknown>;
+  return mode === "all" ? withIterator(recordedOut, names) : recordedOut;
 }
 
 export function runJoin(

@@ -1,5 +1,5 @@
-// What a step hands the workflow is its record as it reads back, on the first run as on a replay: code after
-// the step that changes the returned object, undefined properties and -0 cannot make the two differ.
+// What a step, a join or a race hands the workflow is its record as it reads back, on the first run as on a
+// replay: code after it that changes the returned object, undefined properties and -0 cannot make the two differ.
 
 import { expect, it } from "vitest";
 import type { WorkflowContext } from "../../src/index.js";
@@ -26,5 +26,28 @@ it("a step's value is the same on the first run and on a replay", async () => {
   // The first run, then every replay (the deploy check's and the resume's).
   expect(seen.length).toBeGreaterThanOrEqual(2);
   expect(seen[0]).toEqual({ obj: { x: 1 }, sameObject: false, negativeZero: false, list: [1, {}] });
+  for (const later of seen.slice(1)) expect(later).toStrictEqual(seen[0]);
+});
+
+it("a join's and a race's values are the same on the first run and on a replay", async () => {
+  const seen: unknown[] = [];
+  const code = (shared: Record<string, unknown>) => async (ctx: WorkflowContext) => {
+    const joined = await ctx.join("both", { a: async () => shared, b: async () => undefined });
+    const raced = await ctx.race("first", { fast: async () => shared });
+    const empty = await ctx.race("none", { fast: async () => undefined });
+    shared.x = 2;
+    seen.push(structuredClone({ joined: { ...joined }, raced, empty, keys: Object.keys(empty) }));
+    await ctx.sleep("nap", 1000);
+    return "done";
+  };
+  const run = await restartWith(code({ x: 1, u: undefined }), code({ x: 1, u: undefined }));
+  expect(await run.result({ timeout: 5000 })).toBe("done");
+  expect(seen.length).toBeGreaterThanOrEqual(2);
+  expect(seen[0]).toEqual({
+    joined: { a: { x: 1 } },
+    raced: { winner: "fast", value: { x: 1 } },
+    empty: { winner: "fast" },
+    keys: ["winner"],
+  });
   for (const later of seen.slice(1)) expect(later).toStrictEqual(seen[0]);
 });
