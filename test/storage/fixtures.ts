@@ -1,6 +1,6 @@
 // Small builders for store tests: runs, entries and messages written through `commit`, as the engine writes them.
 
-import type { EntryRow, RunQuery, RunRow, Store } from "../../src/storage/store.js";
+import type { CreateRun, EntryRow, RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { batch } from "./backends.js";
 
 export const T0 = Date.UTC(2026, 0, 1);
@@ -116,16 +116,10 @@ export async function failedRuns(
 ): Promise<RunRow[]> {
   const created = await store.commit(
     batch(T0, {
-      creates: errors.map(([key], i) => ({
-        workflow,
-        key,
-        version: 1,
-        input: null,
-        initialState: "{}",
-        now: T0 + i,
-        owner: null,
-        leaseUntil: null,
-      })),
+      creates: newRuns(
+        errors.map(([key]) => key),
+        () => workflow,
+      ),
     }),
   );
   const runs = created.created.map((c) => c.run);
@@ -154,4 +148,18 @@ export async function allPages(store: Store, q: RunQuery): Promise<string[]> {
     const last = page.at(-1)!;
     before = { createdAt: last.createdAt, id: last.id };
   }
+}
+
+/** Creates for one run per key, created 1 ms apart from T0 in order, unclaimed, of `workflowOf(i)`. */
+export function newRuns(keys: string[], workflowOf: (i: number) => string = () => "wf"): CreateRun[] {
+  return keys.map((key, i) => ({
+    workflow: workflowOf(i),
+    key,
+    version: 1,
+    input: null,
+    initialState: "{}",
+    now: T0 + i,
+    owner: null,
+    leaseUntil: null,
+  }));
 }

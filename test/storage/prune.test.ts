@@ -15,7 +15,7 @@ import type { RetentionRule, RunRow, RunStatus, Store } from "../../src/storage/
 import { onCleanup, tempDb } from "../helpers.js";
 import { PG_URL, tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
-import { createRun, entry, send, T0 } from "./fixtures.js";
+import { createRun, entry, newRuns, send, T0 } from "./fixtures.js";
 
 const CUTOFF = T0 + 500;
 const rules = (workflow = "wf"): RetentionRule[] => [
@@ -164,16 +164,8 @@ describe.each(BACKENDS)("$name store: retention", (backend) => {
 
 /** 3,000 runs of two workflows, most finished after the cutoff or not finished, so a plan that scans would show. */
 async function fill(store: Store): Promise<void> {
-  const creates = Array.from({ length: 3000 }, (_, i) => ({
-    workflow: i % 3 ? "wf" : "other",
-    key: `k-${i}`,
-    version: 1,
-    input: null,
-    initialState: "{}",
-    now: T0 + i,
-    owner: null,
-    leaseUntil: null,
-  }));
+  const keys = Array.from({ length: 3000 }, (_, i) => `k-${i}`);
+  const creates = newRuns(keys, (i) => (i % 3 ? "wf" : "other"));
   const res = await store.commit(batch(T0, { creates }));
   const runs = res.created.map((c, i) =>
     i % 4 === 0
