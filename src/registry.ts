@@ -4,6 +4,7 @@ import type { WaymarkEngine } from "./engine/api.js";
 import type { Clock } from "./engine/clock.js";
 import type { Definitions } from "./engine/definitions.js";
 import { Engine } from "./engine/engine.js";
+import type { EngineEvent } from "./engine/events.js";
 import { nameProblem } from "./engine/history.js";
 import type { Retention } from "./engine/retention.js";
 import { defineSchedules, type ScheduleDef, type SchedulesConfig } from "./engine/schedule-spec.js";
@@ -43,6 +44,11 @@ export interface StartOptions {
    * "90d", cancelled: "30d" }`. A workflow's own retention wins per status. Default: keep everything.
    */
   retention?: Retention;
+  /**
+   * Listens to every engine event from before the engine starts (as `engine.on` does after): the runs that
+   * start() itself resumes, and that may end before it returns, are seen too.
+   */
+  on?: (event: EngineEvent) => void;
 }
 
 export interface Registry<U extends Record<string, WorkflowEntry>> {
@@ -115,6 +121,7 @@ export function setup<U extends Record<string, WorkflowEntry>>(config: {
         backgroundCheckpoints: options.durability !== "full",
       });
       const engine = new Engine(store, definitions, options, schedules);
+      if (options.on) engine.on(options.on);
       // The check skips the runs resumed here, the first of them by start() itself.
       if (options.deployCheck !== false) engine.resumedHere = new Set();
       try {
@@ -146,6 +153,7 @@ export async function attachWith(options: StartOptions, definitions: Definitions
   checkStartOptions(options, "attach()");
   const store = await openStore(options.database, storeOptions(options));
   const engine = new Engine(store, definitions, { ...options, execute: false });
+  if (options.on) engine.on(options.on);
   try {
     await engine.start();
   } catch (err) {

@@ -46,6 +46,10 @@ const CHECKS: Record<string, Check> = {
       : "takes a non-empty string of at most 200 characters without control characters",
   busyTimeoutMs: wholeNumber(0, 3_600_000),
   deployCheck: (v) => (typeof v === "boolean" ? null : "takes true (the default) or false"),
+  on: (v) =>
+    typeof v === "function"
+      ? null
+      : "takes a function called with every engine event, e.g. (event) => log(event)",
   retention: (v) => {
     const parsed = parseRetention(v, "retention");
     return "problem" in parsed ? `is wrong: ${parsed.problem as string}` : null;
