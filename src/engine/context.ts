@@ -7,6 +7,7 @@ import { type ChildOptions, runChild } from "./child.js";
 import type { Duration } from "./duration.js";
 import { detailOf, setDetail } from "./entries.js";
 import type { RunExecution } from "./execution.js";
+import { called } from "./handled.js";
 import { nameProblem, type Scope } from "./history.js";
 import { describe } from "./query-input.js";
 import { runQueueBatch, runQueueNext } from "./queue-waits.js";
@@ -62,20 +63,6 @@ async function runCheckpoint(exec: RunExecution, scope: Scope, name: string): Pr
   scope.checkpoint = true;
 }
 
-const ignore = () => {};
-
-/**
- * Every ctx call's promise is marked handled: one the code drops (a call inside a step, refused; one left
- * waiting when the run ends, rejected as the execution stops; a refusal nobody awaits) is not an unhandled
- * rejection, which by Node's default ends the process and every run in it. Whoever awaits it still gets the
- * rejection; what a call did is in the run's history (a refusal inside a step also fails the run, see
- * RunExecution.check).
- */
-function called<T>(result: Promise<T>): Promise<T> {
-  result.catch(ignore);
-  return result;
-}
-
 export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
   const ctx: WorkflowContext = {
     get state() {
@@ -88,7 +75,8 @@ export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
       return scope.signal;
     },
     step<T>(name: string, fn: (step: StepContext) => Promise<T> | T, options?: StepOptions) {
-      return called(runStep(exec, scope, name, fn, options));
+      // Marks what it returns itself (see runStep): a replayed step's promise is fulfilled already.
+      return runStep(exec, scope, name, fn, options);
     },
     rollbackCheckpoint(name: string) {
       return called(runCheckpoint(exec, scope, name));

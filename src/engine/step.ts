@@ -17,6 +17,7 @@ import { toMs } from "./duration.js";
 import { type Attempt, attemptsOf, type EntryOf, entryPath, storedAttempts } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
+import { called } from "./handled.js";
 import { NOT_REPLAYED, type Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
 import { describe } from "./query-input.js";
@@ -117,8 +118,10 @@ function recordedFailure(exec: RunExecution, row: EntryOf<"step">): StepFailedEr
 }
 
 /**
- * ctx.step. A recorded completed step (most of a replay) resolves here without an async frame of its own;
- * everything else goes on in liveStep. Either way a throw comes back as a rejected promise.
+ * ctx.step. A recorded completed step (most of a replay) resolves here without an async frame of its own,
+ * as a fulfilled promise with no handler added (see called: one per replayed step was a promise, a reaction
+ * and a microtask more); everything else goes on in liveStep. A throw comes back as a rejected promise; any
+ * promise that may reject is marked handled.
  */
 export function runStep<T>(
   exec: RunExecution,
@@ -142,9 +145,9 @@ export function runStep<T>(
       return Promise.resolve((recorded.output === null ? undefined : JSON.parse(recorded.output)) as T);
     }
   } catch (err) {
-    return Promise.reject(err);
+    return called(Promise.reject(err));
   }
-  return liveStep(exec, scope, name, fn, options, slot.ordinal, slot.recorded);
+  return called(liveStep(exec, scope, name, fn, options, slot.ordinal, slot.recorded));
 }
 
 /** A step call's checks, then its place in history (and what is recorded there). */
