@@ -11,6 +11,8 @@ const CALLS: Array<[string, string, number]> = [
   ["list_runs by status", "listStatus", 10],
   ["list_runs by error text", "listError", 10],
   ["list_runs by error text no run holds", "listErrorRare", 10],
+  ["list_runs by error text of 2 characters no run holds", "listErrorShortRare", 10],
+  ["list_runs by error text of 1 character", "listErrorShort", 10],
   ["list_runs in a time window", "listTime", 10],
   ["list_failures (complete)", "failures", 50],
   ["get_run", "getRun", 10],

@@ -4,17 +4,20 @@ import type Database from "better-sqlite3";
 import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
 import { FOLDED_CONTAINS, foldCase, unfoldedForms } from "./fold-case.js";
 import { FAILURE_DAY_MS } from "./migrations.js";
+import { shortErrorMatch, shortNeedle } from "./short-search.js";
 import { RUN_COLUMNS } from "./statements.js";
 
 /**
  * A page of runs newest first (keyset on created_at, id), filtered as `q` asks. With tags, the page is read
  * from the first tag's rows in the run_tags_find index, newest first (CROSS JOIN keeps that order), each other
- * tag checked by its primary key: the cost follows the page, not the number of runs.
+ * tag checked by its primary key: the cost follows the page, not the number of runs. `candidates` is the FTS5 query
+ * of the candidates for "few" and "many" (errorSearch gives it for a string of 1 or 2 characters).
  */
 export function runsQuery(
   q: RunQuery,
   errors: ErrorPlan = "scan",
   from?: RunCursor,
+  candidates: string | null = errorMatch(q.errorContains ?? ""),
 ): { sql: string; args: unknown[] } {
   const tags = Object.entries(q.tags ?? {});
   if (tags.length > 0) return taggedRunsQuery(q, tags);
@@ -25,7 +28,7 @@ export function runsQuery(
     where.push("created_at >= ?", "(created_at > ? OR id >= ?)");
     args.push(from.createdAt, from.createdAt, from.id);
   }
-  const match = errors === "scan" ? null : errorMatch(q.errorContains ?? "");
+  const match = errors === "scan" ? null : candidates;
   if (match !== null && errors === "few") {
     // The candidates drive (CROSS JOIN keeps them first): fewer than ERROR_FEW runs looked up and sorted.
     args.push(match);
@@ -62,10 +65,11 @@ export function runsQuery(
 
 /**
  * How a page with a search in error text reads. "scan": runs_error_created newest first, each error read and
- * searched (a string of fewer than 3 characters, which has no trigram; a tag filter, whose index drives).
- * "few": the runs whose errors hold all of the string's trigrams (run_errors, migrations 15 and 16) are looked up and
- * sorted. "many": runs_error_created newest first, each run checked against those candidates before its error
- * is read. Every plan checks the string itself on the error's message (ERROR_TEXT), so all answer the same runs.
+ * searched (a tag filter, whose index drives; a string of 1 or 2 characters that begins many of the index's
+ * terms). "few": the candidates, the runs whose errors hold all of the string's trigrams (run_errors, migrations
+ * 15 and 16) or for 1 or 2 characters a trigram beginning with it (migration 17, short-search.ts), are looked
+ * up and sorted. "many": runs_error_created newest first, each run checked against those candidates before its
+ * error is read. Every plan checks the string itself on the error's message (ERROR_TEXT), so all answer the same runs.
  */
 export type ErrorPlan = "scan" | "few" | "many";
 
@@ -113,15 +117,20 @@ export const NEWEST_ERRORS = 500;
  * A page of runs as `q` asks, read by the plan that suits it. With many candidates the NEWEST_ERRORS newest
  * runs with an error (before the cursor) are searched first: if they fill the page it is the answer (every run
  * newer was searched), else the walk checks the candidates' set. A string few runs' errors hold is read from
- * its candidates; one held by most errors is answered within the newest; the walk bounds the rest.
+ * its candidates; one held by most errors is answered within the newest; the walk bounds the rest. A string of
+ * 1 or 2 characters searches the newest errors before it reads the index's terms (errorSearch).
  */
 export function readRuns(db: Database.Database, q: RunQuery): RunRow[] {
-  const page = (plan: ErrorPlan, from?: RunCursor) => {
-    const { sql, args } = runsQuery(q, plan, from);
+  const page = (search: ErrorSearch, from?: RunCursor) => {
+    const { sql, args } = runsQuery(q, search.plan, from, search.match);
     return db.prepare(sql).all(...args) as RunRow[];
   };
-  const plan = errorPlan(db, q);
-  if (plan !== "many") return page(plan);
+  const scan: ErrorSearch = { plan: "scan", match: null };
+  // A string of 1 or 2 characters reads the newest errors before the index's terms: a common one fills its
+  // page there, and begins many terms, each of which the vocabulary counts the errors of.
+  const short = tagless(q) ? shortNeedle(q.errorContains) : null;
+  const search = short === null ? errorSearch(db, q) : null;
+  if (search !== null && search.plan !== "many") return page(search);
   const cursor = q.before
     ? {
         sql: "AND (created_at < ? OR (created_at = ? AND id < ?))",
@@ -133,20 +142,41 @@ export function readRuns(db: Database.Database, q: RunQuery): RunRow[] {
       ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?`)
     .get(...cursor.args, NEWEST_ERRORS - 1) as RunCursor | undefined;
   // Fewer runs with an error than that before the cursor: searching them all is bounded already.
-  if (from === undefined) return page("scan");
-  const newest = page("scan", from);
-  return newest.length === q.limit ? newest : page("many");
+  if (from === undefined) return page(scan);
+  const newest = page(scan, from);
+  if (newest.length === q.limit) return newest;
+  const rest = search ?? errorSearch(db, q);
+  return page(rest);
 }
 
-/** The plan for `q`'s search in error text: counts the candidates (up to ERROR_FEW) when there are trigrams. */
-export function errorPlan(db: Database.Database, q: RunQuery): ErrorPlan {
-  const match = q.errorContains ? errorMatch(q.errorContains) : null;
-  if (match === null || Object.keys(q.tags ?? {}).length > 0) return "scan";
+/** A plan and the FTS5 query of its candidates (null for "scan"). */
+export type ErrorSearch = { plan: ErrorPlan; match: string | null };
+
+/**
+ * The plan for `q`'s search in error text and its candidates' query: counts the candidates (up to ERROR_FEW)
+ * when there are trigrams, or for 1 or 2 characters a few terms that begin with it (none: "few" of none).
+ */
+export function errorSearch(db: Database.Database, q: RunQuery): ErrorSearch {
+  if (!q.errorContains || !tagless(q)) return { plan: "scan", match: null };
+  const match =
+    shortNeedle(q.errorContains) === null
+      ? errorMatch(q.errorContains)
+      : shortErrorMatch(db, q.errorContains);
+  if (match === null) return { plan: "scan", match: null };
   const candidates = db
     .prepare("SELECT count(*) FROM (SELECT rowid FROM run_errors WHERE run_errors MATCH ? LIMIT ?)")
     .pluck()
     .get(match, ERROR_FEW) as number;
-  return candidates < ERROR_FEW ? "few" : "many";
+  return { plan: candidates < ERROR_FEW ? "few" : "many", match };
+}
+
+/** The plan for `q`'s search in error text (errorSearch's). */
+export function errorPlan(db: Database.Database, q: RunQuery): ErrorPlan {
+  return errorSearch(db, q).plan;
+}
+
+function tagless(q: RunQuery): boolean {
+  return Object.keys(q.tags ?? {}).length === 0;
 }
 
 /** The WHERE conditions on runs' own columns (every filter but tags and the cursor). */

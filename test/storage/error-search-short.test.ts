@@ -1,0 +1,187 @@
+// Store conformance, the search in error text of 1 or 2 characters (no trigram of its own): both stores answer
+// what a plain substring filter over foldCase'd messages answers, for every string of 1 or 2 characters the
+// messages hold and some they do not, in any case, beyond A-Z (é/É, ß, Σ/σ/ς, İ), %, _ and \ literally,
+// messages of 1 or 2 characters and strings at a message's end too, page by page. On SQLite the runs_errors
+// terms that begin the string are the candidates (few, many, or too many terms: the scan), every plan answers
+// as the scan does, and a string few errors hold reads few errors' text, not every run's with an error.
+
+import { describe, expect, it } from "vitest";
+import { FOLDED_CONTAINS, foldCase } from "../../src/storage/sqlite/fold-case.js";
+import { errorSearch, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
+import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
+import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
+import { onCleanup, tempDb } from "../helpers.js";
+import { BACKENDS, batch } from "./backends.js";
+import { allPages, failedRuns, T0 } from "./fixtures.js";
+
+/** Messages a few runs hold (among the oldest), short ones and ones whose string is at the end. */
+const RARE = [
+  "x",
+  "é",
+  "É",
+  "ß",
+  "Σ",
+  "ς",
+  "İ",
+  "%",
+  "_",
+  "\\",
+  "ab",
+  "Zq",
+  "ΟΔΟΣ",
+  "λόγος",
+  "İstanbul",
+  "STRAßE",
+  "fermée à 100%",
+  "a_b",
+  "C:\\",
+  "end é",
+  "fin É",
+  "ЖЁЛТЫЙ",
+  "ᲨᲔ",
+  '"q"',
+];
+
+/** The common messages (every run not rare): ASCII without x, z, q, 4 or 2. */
+const COMMON = ["card declined for customer c1", "stock missing (SKU 7)", "Carrier TIMEOUT after 30 s"];
+
+/** Run i's message: RARE ones at 40 places among the 700 runs' oldest 300, a COMMON one elsewhere. */
+function messages(n: number): string[] {
+  return Array.from({ length: n }, (_, i) =>
+    i % 7 === 3 && i < 300 ? RARE[Math.floor(i / 7) % RARE.length]! : COMMON[i % COMMON.length]!,
+  );
+}
+
+function failedWith(store: Store, texts: string[]): Promise<RunRow[]> {
+  return failedRuns(
+    store,
+    texts.map((message, i) => [`r${String(i).padStart(3, "0")}`, JSON.stringify({ name: "Error", message })]),
+  );
+}
+
+/** Every string of 1 or 2 characters the texts hold, as written and in upper and lower case, and some absent. */
+function shortNeedles(texts: string[]): string[] {
+  const out = new Set(["zq", "ZQ", "42", "4", "q", "É2", "\u{10ffff}", "\ue000"]);
+  for (const text of new Set(texts)) {
+    const chars = Array.from(text);
+    for (let i = 0; i < chars.length; i++) {
+      for (const s of [chars[i]!, chars.slice(i, i + 2).join("")]) {
+        out.add(s);
+        out.add(s.toUpperCase());
+        out.add(s.toLowerCase());
+      }
+    }
+  }
+  return [...out].filter((s) => Array.from(foldCase(s)).length <= 2);
+}
+
+/** The keys whose message holds `needle` as foldCase folds both, newest first. */
+function plainFilter(texts: string[], needle: string): string[] {
+  const folded = foldCase(needle);
+  return texts
+    .map((t, i) => ({ key: `r${String(i).padStart(3, "0")}`, hit: foldCase(t).includes(folded) }))
+    .filter((r) => r.hit)
+    .map((r) => r.key)
+    .reverse();
+}
+
+describe.each(BACKENDS)("$name store: search in error text of 1 or 2 characters", (backend) => {
+  it("answers as a plain substring filter does, for every string of 1 or 2 characters, page by page", async () => {
+    const store = await (await backend.fresh()).open();
+    const texts = messages(700);
+    await failedWith(store, texts);
+    for (const needle of shortNeedles(texts)) {
+      const expected = plainFilter(texts, needle);
+      const first = (await store.listRuns({ errorContains: needle, limit: 50 })).map((r) => r.key);
+      expect(first, JSON.stringify(needle)).toEqual(expected.slice(0, 50));
+      if (expected.length <= 60)
+        expect(await allPages(store, { errorContains: needle, limit: 7 }), JSON.stringify(needle)).toEqual(
+          expected,
+        );
+    }
+  });
+
+  it("finds a string of 1 or 2 characters in errors written, changed and cleared after the index was made", async () => {
+    const store = await (await backend.fresh()).open();
+    const [a, b] = await failedWith(store, ["Zq", "nothing here"]);
+    const keys = async (errorContains: string) =>
+      (await store.listRuns({ errorContains, limit: 10 })).map((r) => r.key);
+    expect(await keys("zq")).toEqual(["r000"]);
+    expect(await keys("q")).toEqual(["r000"]);
+    expect(await keys("e")).toEqual(["r001"]);
+    await store.commit(
+      batch(T0 + 20_000, {
+        runs: [
+          { id: a!.id, status: "pending", error: null, failureSignature: null, finishedAt: null },
+          { id: b!.id, error: JSON.stringify({ name: "Error", message: "é" }) },
+        ],
+      }),
+    );
+    expect(await keys("zq")).toEqual([]);
+    expect(await keys("É")).toEqual(["r001"]);
+    expect(await keys("e")).toEqual([]);
+  });
+});
+
+describe("on SQLite a search of 1 or 2 characters reads its candidates from the index's terms", () => {
+  it("few, many and the scan (too many terms) answer as the scan does, cursor or not", async () => {
+    const store = openSqliteStore(tempDb());
+    onCleanup(() => store.close());
+    // 900 runs: the 700 above, then 200 of "a" followed by one of 80 CJK letters (no case): "a" begins more
+    // terms than SHORT_TERMS (the scan), "ab" few, "c" and "r" many.
+    const texts = [
+      ...messages(700),
+      ...Array.from({ length: 200 }, (_, i) => `a${String.fromCodePoint(0x4e00 + (i % 80))}`),
+    ];
+    const runs = await failedWith(store, texts);
+    expect(NEWEST_ERRORS).toBeLessThan(runs.length);
+    const db = store.db;
+    const plans = new Set<string>();
+    const middle = runs[450]!;
+    for (const needle of [...shortNeedles(messages(700)), "a", "A\u4e00", "\u4e01"]) {
+      for (const [limit, before] of [
+        [5, undefined],
+        [5, { createdAt: middle.createdAt, id: middle.id }],
+        [1000, undefined],
+      ] as const) {
+        const q: RunQuery = { errorContains: needle, limit, ...(before ? { before } : {}) };
+        const search = errorSearch(db, q);
+        plans.add(search.plan);
+        const { sql, args } = runsQuery(q, "scan");
+        const scan = db.prepare(sql).all(...args);
+        expect(readRuns(db, q), `${needle} ${limit}`).toEqual(scan);
+        for (const plan of ["few", "many"] as const) {
+          const { sql, args } = runsQuery(q, plan, undefined, search.match);
+          expect(db.prepare(sql).all(...args), `${needle} ${plan}`).toEqual(scan);
+        }
+      }
+    }
+    expect(errorSearch(db, { errorContains: "a", limit: 50 }).plan).toBe("scan");
+    expect([...plans].sort()).toEqual(["few", "many", "scan"]);
+  });
+
+  it("reads the text of few errors for a string few or none hold, not every run's with an error", async () => {
+    const store = openSqliteStore(tempDb());
+    onCleanup(() => store.close());
+    const texts = Array.from({ length: 3000 }, (_, i) =>
+      i % 1000 === 7 ? "zq at the end: 42" : COMMON[i % 3]!,
+    );
+    await failedWith(store, texts);
+    const db = store.db;
+    let read = 0;
+    db.function(FOLDED_CONTAINS, { deterministic: true }, (text: unknown, find: unknown) => {
+      read++;
+      return foldCase(String(text)).includes(foldCase(String(find))) ? 1 : 0;
+    });
+    const count = (errorContains: string) => {
+      read = 0;
+      const keys = readRuns(db, { errorContains, limit: 50 }).map((r) => r.key);
+      return { keys, read };
+    };
+    // The newest errors first (a common string fills its page there), then the candidates alone.
+    for (const needle of ["ZQ", "42", "Q", ":"])
+      expect(count(needle)).toEqual({ keys: ["r2007", "r1007", "r007"], read: NEWEST_ERRORS + 3 });
+    for (const needle of ["zz", "é", "4x", "%"])
+      expect(count(needle)).toEqual({ keys: [], read: NEWEST_ERRORS });
+  });
+});
