@@ -3,14 +3,21 @@
 // messages hold and some they do not, in any case, beyond A-Z (é/É, ß, Σ/σ/ς, İ), %, _ and \ literally,
 // messages of 1 or 2 characters and strings at a message's end too, page by page. On SQLite the runs_errors
 // terms that begin the string are the candidates (few, many, or too many terms: the scan), every plan answers
-// as the scan does, and a string few errors hold reads few errors' text, not every run's with an error.
+// as the scan does, and a string few errors hold reads few errors' text, not every run's with an error. On
+// PostgreSQL the grams index (migration 17) counts and fetches the few, also where the plan runs in workers.
 
+import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { clientConfig, parsePostgresUrl } from "../../src/storage/postgres/connect.js";
+import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
+import { errorProbe, runsQuery as pgRunsQuery } from "../../src/storage/postgres/run-queries.js";
+import { tables } from "../../src/storage/postgres/sql.js";
 import { FOLDED_CONTAINS, foldCase } from "../../src/storage/sqlite/fold-case.js";
 import { errorSearch, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
+import { tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
 import { allPages, failedRuns, T0 } from "./fixtures.js";
 
@@ -183,5 +190,31 @@ describe("on SQLite a search of 1 or 2 characters reads its candidates from the 
       expect(count(needle)).toEqual({ keys: ["r2007", "r1007", "r007"], read: NEWEST_ERRORS + 3 });
     for (const needle of ["zz", "é", "4x", "%"])
       expect(count(needle)).toEqual({ keys: [], read: NEWEST_ERRORS });
+  });
+});
+
+describe("on PostgreSQL a search of 1 or 2 characters reads its candidates from the grams index", () => {
+  it("counts them exactly and fetches the few, also where PostgreSQL would plan them in parallel", async () => {
+    const { schema, url } = await tempSchema();
+    const store = await openPostgresStore(url, { listen: false });
+    onCleanup(() => store.close());
+    const pool = new pg.Pool({ ...clientConfig(parsePostgresUrl(url)), max: 1 });
+    onCleanup(() => pool.end());
+    const t = tables(`"${schema}"`);
+    const texts = messages(700);
+    await failedWith(store, texts);
+    // Every query as a parallel plan where its functions allow it (a subtransaction, as error_text's EXCEPTION
+    // block starts, fails in a worker): the setting is named debug_parallel_query from PostgreSQL 16 on.
+    const version = Number((await pool.query("SHOW server_version_num")).rows[0].server_version_num);
+    await pool.query(`SET ${version >= 160000 ? "debug_parallel_query" : "force_parallel_mode"} = on`);
+    for (const needle of ["É", "ς", "Σ", "zq", "%", "\\", "İ", "c"]) {
+      const q: RunQuery = { errorContains: needle, limit: 50 };
+      const held = plainFilter(texts, needle);
+      const probe = errorProbe(t, q)!;
+      expect((await pool.query(probe.text, probe.args)).rows[0].n, needle).toBe(Math.min(held.length, 100));
+      const few = pgRunsQuery(t, q, "few");
+      const keys = (await pool.query<RunRow>(few.text, few.args)).rows.map((r) => r.key);
+      expect(keys, needle).toEqual(held.slice(0, 50));
+    }
   });
 });

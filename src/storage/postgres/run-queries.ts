@@ -1,8 +1,9 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
 import type pg from "pg";
+import { foldCase } from "../sqlite/fold-case.js";
 import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
-import { ERROR_TEXT_FUNCTION, FAILURE_DAY_MS } from "./migrations.js";
+import { ERROR_GRAMS_FUNCTION, ERROR_TEXT_FUNCTION, FAILURE_DAY_MS } from "./migrations.js";
 import { pgText, runColumns, type Tables } from "./sql.js";
 
 /**
@@ -92,9 +93,25 @@ export function errorPattern(needle: string): string {
   return `%${needle.replace(/[\\%_]/g, "\\$&")}%`;
 }
 
-/** The count of `q`'s candidates, up to ERROR_FEW, through the trigram index; null when it cannot help. */
-export function errorProbe(t: Tables, q: RunQuery): { text: string; args: unknown[] } | null {
-  if (!q.errorContains || !TRIGRAM.test(q.errorContains) || Object.keys(q.tags ?? {}).length > 0) return null;
+/**
+ * The count of `q`'s candidates, up to ERROR_FEW, through the trigram index (`trigrams`: it exists) or for 1 or
+ * 2 characters the index of the messages' grams (migration 17); null when neither can help. The count it reads
+ * (n) is null when lower() makes the string longer than 2 characters (an ICU collation may): then it walks on.
+ */
+export function errorProbe(
+  t: Tables,
+  q: RunQuery,
+  trigrams = true,
+): { text: string; args: unknown[] } | null {
+  if (!q.errorContains || Object.keys(q.tags ?? {}).length > 0) return null;
+  if (isShort(q.errorContains)) {
+    return {
+      text: `SELECT CASE WHEN length(lower($1::text)) <= 2 THEN (SELECT count(*)::int FROM (SELECT 1 FROM ${t.runs}
+        WHERE error IS NOT NULL AND ${errorGrams(t, "error")} @> ARRAY[lower($1::text)] LIMIT $2) c) END AS n`,
+      args: [pgText(q.errorContains), ERROR_FEW],
+    };
+  }
+  if (!trigrams || !TRIGRAM.test(q.errorContains)) return null;
   return {
     text: `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${t.runs} WHERE error IS NOT NULL
       AND ${errorText(t, "error")} ILIKE $1
@@ -109,6 +126,17 @@ export function errorProbe(t: Tables, q: RunQuery): { text: string; args: unknow
  */
 export function errorText(t: Tables, column: string): string {
   return `${t.runs.slice(0, -".runs".length)}.${ERROR_TEXT_FUNCTION}(${column})`;
+}
+
+/** The strings of 1 and 2 characters of `column`'s message, lowered: what the grams index holds (migration 17). */
+function errorGrams(t: Tables, column: string): string {
+  return `${t.runs.slice(0, -".runs".length)}.${ERROR_GRAMS_FUNCTION}(${errorText(t, column)})`;
+}
+
+/** A string of 1 or 2 characters (as lower() folds, one letter for one): its candidates are in the grams index. */
+function isShort(needle: string): boolean {
+  const n = Array.from(foldCase(needle)).length;
+  return n > 0 && n < 3;
 }
 
 /** What readRuns queries through: a pool or a client. */
@@ -131,7 +159,7 @@ export async function readRuns(
     const { text, args } = runsQuery(t, query, plan);
     return (await db.query<RunRow>(text, args)).rows;
   };
-  const probe = errorIndex ? errorProbe(t, q) : null;
+  const probe = errorProbe(t, q, errorIndex);
   if (probe === null) return await read("scan");
   const newest: RunRow[] = [];
   let edge: RunRow | undefined;
@@ -145,7 +173,8 @@ export async function readRuns(
     // A full page, or every run with an error (in the range, before the cursor) searched.
     if (newest.length === q.limit || edge === undefined) return newest;
   }
-  if ((await db.query(probe.text, probe.args)).rows[0].n < ERROR_FEW) return await read("few");
+  const n: number | null = (await db.query(probe.text, probe.args)).rows[0].n;
+  if (n !== null && n < ERROR_FEW) return await read("few");
   if (edge === undefined) return await read("scan");
   const before = { createdAt: edge.createdAt, id: edge.id };
   return [...newest, ...(await read("scan", { ...q, before, limit: q.limit - newest.length }))];
@@ -182,7 +211,12 @@ function runFilters(
   if (q.keyContains) where.push(`strpos(${p}key, ${arg(q.keyContains)}) > 0`);
   if (q.errorContains) {
     const text = errorText(t, `${p}error`);
-    if (errors === "few") where.push(`${text} ILIKE ${arg(errorPattern(q.errorContains))}`);
+    if (errors === "few")
+      where.push(
+        isShort(q.errorContains)
+          ? `${errorGrams(t, `${p}error`)} @> ARRAY[lower(${arg(pgText(q.errorContains))}::text)]`
+          : `${text} ILIKE ${arg(errorPattern(q.errorContains))}`,
+      );
     where.push(`${p}error IS NOT NULL AND strpos(lower(${text}), lower(${arg(q.errorContains)})) > 0`);
   }
   if (q.createdAfter !== undefined) where.push(`${p}created_at >= ${arg(q.createdAfter)}`);
