@@ -164,6 +164,35 @@ describe.each(BACKENDS)("$name store: search in error text", (backend) => {
     expect(await find('say "')).toEqual(["old-quote", "new-quote"]);
   });
 
+  it("finds by 1 or 2 characters the errors of runs written before the short-string index (migration 17)", async () => {
+    const fresh = await backend.fresh();
+    await fresh.atVersion(16, {
+      runs: [
+        run(1, "old-word", JSON.stringify({ name: "Error", message: "Zqx failed" })),
+        run(2, "old-short", JSON.stringify({ name: "Error", message: "É" })),
+        run(3, "old-ok", null),
+        run(4, "old-raw", "raw 42"),
+      ],
+    });
+    // 600 newer errors, so a search gets past the newest errors it reads first, to the index.
+    await fresh.raw(
+      `WITH RECURSIVE n(i) AS (SELECT 5 UNION ALL SELECT i + 1 FROM n WHERE i < 604)
+       INSERT INTO {t}runs (workflow, key, version, status, error, initial_state, state, created_at, updated_at)
+       SELECT 'wf', 'filler-' || i, 1, 'failed', '{"name":"Error","message":"filler"}', '{}', '{}',
+         ${T0} + i, ${T0} + i FROM n`,
+    );
+    const store = await fresh.open();
+    const find = (errorContains: string) => keysOf(store, { errorContains });
+    expect(await find("zq")).toEqual(["old-word"]);
+    expect(await find("é")).toEqual(["old-short"]);
+    expect(await find("42")).toEqual(["old-raw"]);
+    expect(await find("d")).toEqual(["old-word"]);
+    expect(await find("qz")).toEqual([]);
+    // And runs written after it.
+    await failedRuns(store, [["new-short", JSON.stringify({ name: "Error", message: "zq" })]]);
+    expect(await find("zq")).toEqual(["old-word", "new-short"]);
+  });
+
   it("no longer finds an error a replay cleared, nor a pruned run", async () => {
     const store = await (await backend.fresh()).open();
     const [a, b, c] = await failedRuns(store, [
