@@ -343,6 +343,40 @@ export class RunExecution {
     this.core.emitEntry(this, row);
   }
 
+  /**
+   * A completed step's record (its attempt counted in `active`): commits it, emits it, then resolves with
+   * `value`, in one continuation of the flush (commitEntry awaited by an async step took three).
+   */
+  commitStep<T>(row: EntryRow, value: T): Promise<T> {
+    if (this.verifying) {
+      this.active--;
+      this.maybeIdle();
+      return Promise.resolve(value);
+    }
+    try {
+      this.write(row);
+    } catch (err) {
+      this.active--;
+      return Promise.reject(err);
+    }
+    this.active++;
+    return this.core.writes.flush().then((failed) => {
+      this.active--;
+      if (failed.has(this.id)) this.stop();
+      if (this.dead) {
+        this.active--;
+        throw new Abandoned();
+      }
+      try {
+        this.core.emitEntry(this, row);
+      } finally {
+        this.active--;
+      }
+      this.maybeIdle();
+      return value;
+    });
+  }
+
   // ---- messages ------------------------------------------------------------------------------
 
   /** Queues a message for this run unless already seen; false when it was. */

@@ -174,7 +174,7 @@ function claimStep<T>(
 }
 
 /** A step not recorded completed: a recorded failure thrown again, or attempts run (and recorded). */
-async function liveStep<T>(
+function liveStep<T>(
   exec: RunExecution,
   scope: Scope,
   name: string,
@@ -183,34 +183,79 @@ async function liveStep<T>(
   ordinal: number,
   recorded: EntryOf<"step"> | undefined,
 ): Promise<T> {
-  if (recorded?.status === "failed") throw recordedFailure(exec, recorded);
+  if (recorded?.status === "failed") return Promise.reject(recordedFailure(exec, recorded));
   if (exec.holding) return exec.frontier();
-  const undo = options?.rollback;
+  let step: LiveStep<T>;
+  try {
+    step = new LiveStep(exec, scope, name, fn, options, ordinal, recorded);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return step.attempt();
+}
 
-  const path = entryPath(scope.path, name);
-  const policy = policyOf(options, path);
-  const row = recorded ?? exec.newEntry(scope, ordinal, name, "step", "running");
-  if (!recorded && options?.input !== undefined)
-    row.input = toJson(options.input, `The input of step "${path}"`);
-  const attempts = recorded ? attemptsOf(row) : [];
-  const clock = exec.core.clock;
-  const last = attempts.at(-1);
-  if (last?.status === "running") {
-    last.status = "interrupted";
-    last.error = {
-      name: "Interrupted",
-      message: "The process stopped during this attempt, so it runs again.",
-    };
+/**
+ * The attempts of one step call. A class with then() chains rather than one async function: a step whose
+ * function returns a value runs its attempt and records it without an async frame (the frame, kept alive until
+ * the record committed, was a quarter of what a step allocated); awaits remain for promises, tags, retries.
+ */
+class LiveStep<T> {
+  private readonly path: string;
+  private readonly policy: RetryPolicy;
+  private readonly row: EntryOf<"step">;
+  private readonly attempts: Attempt[];
+
+  constructor(
+    private readonly exec: RunExecution,
+    private readonly scope: Scope,
+    private readonly name: string,
+    private readonly fn: (step: StepContext) => Promise<T> | T,
+    private readonly options: StepOptions | undefined,
+    ordinal: number,
+    recorded: EntryOf<"step"> | undefined,
+  ) {
+    const path = entryPath(scope.path, name);
+    this.path = path;
+    this.policy = policyOf(options, path);
+    const row = recorded ?? exec.newEntry(scope, ordinal, name, "step", "running");
+    if (!recorded && options?.input !== undefined)
+      row.input = toJson(options.input, `The input of step "${path}"`);
+    this.row = row;
+    const attempts = recorded ? attemptsOf(row) : [];
+    this.attempts = attempts;
+    const last = attempts.at(-1);
+    if (last?.status === "running") {
+      last.status = "interrupted";
+      last.error = {
+        name: "Interrupted",
+        message: "The process stopped during this attempt, so it runs again.",
+      };
+    }
   }
 
-  for (;;) {
-    if (row.status === "retrying") {
-      const at = attempts.at(-1)?.retryAt ?? 0;
-      if (at > clock.now()) await exec.wait({ kind: "retry", deadline: at, scope, path });
-      exec.check(scope);
-      if (at > 0) exec.core.metrics.late("retry", (clock.now() - at) / 1000);
+  /** The next attempt (after its backoff when the last one failed); resolves with the recorded value. */
+  attempt(): Promise<T> {
+    try {
+      return this.row.status === "retrying" ? this.afterBackoff() : this.begin();
+    } catch (err) {
+      return Promise.reject(err);
     }
-    const attempt: Attempt = { n: attempts.length + 1, startedAt: clock.now(), status: "running" };
+  }
+
+  private async afterBackoff(): Promise<T> {
+    const { exec, scope } = this;
+    const clock = exec.core.clock;
+    const at = this.attempts.at(-1)?.retryAt ?? 0;
+    if (at > clock.now()) await exec.wait({ kind: "retry", deadline: at, scope, path: this.path });
+    exec.check(scope);
+    if (at > 0) exec.core.metrics.late("retry", (clock.now() - at) / 1000);
+    return this.begin();
+  }
+
+  /** Starts an attempt and calls the function; a value (not a promise) is recorded without a turn of its own. */
+  private begin(): Promise<T> {
+    const { exec, row, attempts, path } = this;
+    const attempt: Attempt = { n: attempts.length + 1, startedAt: exec.core.clock.now(), status: "running" };
     attempts.push(attempt);
     // A new entry starts with its first attempt (so a plain completed step needs no attempts of its own).
     if (attempt.n === 1) row.startedAt = attempt.startedAt;
@@ -220,96 +265,129 @@ async function liveStep<T>(
     exec.mark(row, attempts);
 
     exec.active++;
-    let value: T;
     // Each attempt works on its own copy of the state: a failed attempt's writes vanish with it, and
     // steps running side by side (join branches) never see or commit each other's unfinished writes.
     // The copy is made when the step first touches `step.state`; a step that never does changes nothing.
-    const work = new AttemptContext(exec, scope, exec.stateJson, attempt.n, name);
+    const work = new AttemptContext(exec, this.scope, exec.stateJson, attempt.n, this.name);
+    let out: Promise<T> | T;
+    try {
+      out =
+        this.policy.timeout === null
+          ? callStep(exec, path, this.fn, work, span)
+          : timedAttempt(exec, path, this.fn, work, span, this.policy.timeout, attempt.n);
+    } catch (err) {
+      work.release();
+      return this.failed(attempt, span, err);
+    }
+    if (isThenable(out)) return this.settled(out, attempt, span, work);
+    work.release();
+    if (work.tags) return this.settled(out, attempt, span, work);
+    let value: T;
+    try {
+      value = this.completed(out, attempt, span, work);
+    } catch (err) {
+      return this.failed(attempt, span, err);
+    }
+    return exec.commitStep(row, value);
+  }
+
+  /** An attempt whose function returned a promise (or that set tags): awaited, then recorded. */
+  private async settled(
+    out: PromiseLike<T> | T,
+    attempt: Attempt,
+    span: EntrySpan | null,
+    work: AttemptContext,
+  ): Promise<T> {
+    let value: T;
     try {
       try {
-        // A function that returns a value (not a promise) goes on without a turn of its own.
-        const out =
-          policy.timeout === null
-            ? callStep(exec, path, fn, work, span)
-            : timedAttempt(exec, path, fn, work, span, policy.timeout, attempt.n);
         value = isThenable(out) ? await out : out;
       } finally {
         work.release();
       }
-      if (work.tags) await loadRunTags(exec);
-      // The function may return after its run or branch stopped (it ignored step.signal): then nothing
-      // it did is recorded. Every write of a completed step comes after this line.
-      exec.assertLive(scope);
-      const output = value === undefined ? null : toJson(value, `The result of step "${path}"`);
-      value = asRecorded(value, output);
-      let diff: StateDiff | null = null;
-      if (work.value !== undefined) {
-        if (typeof work.value !== "object" || work.value === null || Array.isArray(work.value)) {
-          throw new FatalError(
-            `Step "${path}" replaced the run's state with ${Array.isArray(work.value) ? "an array" : String(work.value)}; state must stay an object. Change its properties instead.`,
-          );
-        }
-        const changed = diffState(work.base, toJson(work.value, `The state after step "${path}"`));
-        diff = changed ? mergeIntoState(exec, changed) : null;
-      }
-      if (work.tags) commitStepTags(exec, row, work.tags, path);
-      attempt.status = "completed";
-      attempt.endedAt = clock.now();
-      row.status = "completed";
-      row.endedAt = attempt.endedAt;
-      row.output = output;
-      row.attempts = storedAttempts(row, attempts);
-      if (undo) exec.rollbacks.completed(row, undo, options);
-      attemptEnded(exec, span, attempt, true);
-      if (diff) {
-        row.stateSeq = ++exec.stateSeq;
-        row.stateDiff = JSON.stringify(diff);
-        exec.writeState();
-      }
+      if (work.tags) await loadRunTags(this.exec);
+      value = this.completed(value, attempt, span, work);
     } catch (err) {
-      exec.active--;
-      if (exec.dead || isInternal(err)) {
-        span?.end(clock.now(), { [ATTR.attemptStatus]: "abandoned" });
-        throw err instanceof Abandoned ? err : new Abandoned();
-      }
-      if (scope.cancelled) {
-        span?.end(clock.now(), { [ATTR.attemptStatus]: "cancelled" });
-        throw err;
-      }
-      const info = errorInfo(err);
-      attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
-      attempt.endedAt = clock.now();
-      attempt.error = info;
-      const fatal =
-        err instanceof FatalError ||
-        err instanceof NotSerializableError ||
-        err instanceof ValueTooDeepError ||
-        err instanceof TagLimitError ||
-        err instanceof InvalidTagError;
-      attemptEnded(exec, span, attempt, fatal || attempt.n >= policy.maxAttempts, err);
-      if (fatal || attempt.n >= policy.maxAttempts) {
-        const failure = new StepFailedError(exec.label, path, attempt.n, info, fatal);
-        row.status = "failed";
-        row.endedAt = attempt.endedAt;
-        row.error = JSON.stringify({ ...errorInfo(failure), details: { ...failure.details, cause: info } });
-        row.attempts = JSON.stringify(attempts);
-        await exec.commitEntry(row);
-        failure.cause = err;
-        throw failure;
-      }
-      attempt.retryAt = attempt.endedAt + backoffDelay(policy, attempt.n, exec.core.random());
-      row.status = "retrying";
-      row.attempts = JSON.stringify(attempts);
-      await exec.commitEntry(row);
-      continue;
+      return this.failed(attempt, span, err);
     }
-    try {
-      await exec.commitEntry(row);
-    } finally {
-      exec.active--;
+    return this.exec.commitStep(this.row, value);
+  }
+
+  /** Records a returned value on the entry (output, state change, tags); returns the value as recorded. */
+  private completed(value: T, attempt: Attempt, span: EntrySpan | null, work: AttemptContext): T {
+    const { exec, row, path } = this;
+    // The function may return after its run or branch stopped (it ignored step.signal): then nothing
+    // it did is recorded. Every write of a completed step comes after this line.
+    exec.assertLive(this.scope);
+    const output = value === undefined ? null : toJson(value, `The result of step "${path}"`);
+    const recorded = asRecorded(value, output);
+    let diff: StateDiff | null = null;
+    if (work.value !== undefined) {
+      if (typeof work.value !== "object" || work.value === null || Array.isArray(work.value)) {
+        throw new FatalError(
+          `Step "${path}" replaced the run's state with ${Array.isArray(work.value) ? "an array" : String(work.value)}; state must stay an object. Change its properties instead.`,
+        );
+      }
+      const changed = diffState(work.base, toJson(work.value, `The state after step "${path}"`));
+      diff = changed ? mergeIntoState(exec, changed) : null;
     }
-    exec.maybeIdle();
-    return value;
+    if (work.tags) commitStepTags(exec, row, work.tags, path);
+    attempt.status = "completed";
+    attempt.endedAt = exec.core.clock.now();
+    row.status = "completed";
+    row.endedAt = attempt.endedAt;
+    row.output = output;
+    row.attempts = storedAttempts(row, this.attempts);
+    const undo = this.options?.rollback;
+    if (undo) exec.rollbacks.completed(row, undo, this.options);
+    attemptEnded(exec, span, attempt, true);
+    if (diff) {
+      row.stateSeq = ++exec.stateSeq;
+      row.stateDiff = JSON.stringify(diff);
+      exec.writeState();
+    }
+    return recorded;
+  }
+
+  /** An attempt that threw: recorded, then retried after its backoff, or the step fails. */
+  private async failed(attempt: Attempt, span: EntrySpan | null, err: unknown): Promise<T> {
+    const { exec, row, policy } = this;
+    const clock = exec.core.clock;
+    exec.active--;
+    if (exec.dead || isInternal(err)) {
+      span?.end(clock.now(), { [ATTR.attemptStatus]: "abandoned" });
+      throw err instanceof Abandoned ? err : new Abandoned();
+    }
+    if (this.scope.cancelled) {
+      span?.end(clock.now(), { [ATTR.attemptStatus]: "cancelled" });
+      throw err;
+    }
+    const info = errorInfo(err);
+    attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
+    attempt.endedAt = clock.now();
+    attempt.error = info;
+    const fatal =
+      err instanceof FatalError ||
+      err instanceof NotSerializableError ||
+      err instanceof ValueTooDeepError ||
+      err instanceof TagLimitError ||
+      err instanceof InvalidTagError;
+    attemptEnded(exec, span, attempt, fatal || attempt.n >= policy.maxAttempts, err);
+    if (fatal || attempt.n >= policy.maxAttempts) {
+      const failure = new StepFailedError(exec.label, this.path, attempt.n, info, fatal);
+      row.status = "failed";
+      row.endedAt = attempt.endedAt;
+      row.error = JSON.stringify({ ...errorInfo(failure), details: { ...failure.details, cause: info } });
+      row.attempts = JSON.stringify(this.attempts);
+      await exec.commitEntry(row);
+      failure.cause = err;
+      throw failure;
+    }
+    attempt.retryAt = attempt.endedAt + backoffDelay(policy, attempt.n, exec.core.random());
+    row.status = "retrying";
+    row.attempts = JSON.stringify(this.attempts);
+    await exec.commitEntry(row);
+    return this.attempt();
   }
 }
 
