@@ -63,59 +63,170 @@ async function runCheckpoint(exec: RunExecution, scope: Scope, name: string): Pr
   scope.checkpoint = true;
 }
 
-export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
-  const ctx: WorkflowContext = {
-    get state() {
-      return readOnlyState(exec.state, exec.label);
+type Ctx = WorkflowContext;
+
+/** ctx.step of one scope. */
+function stepOf(exec: RunExecution, scope: Scope): Ctx["step"] {
+  return <T>(name: string, fn: (step: StepContext) => Promise<T> | T, options?: StepOptions) =>
+    // Marks what it returns itself (see runStep): a replayed step's promise is fulfilled already.
+    runStep(exec, scope, name, fn, options);
+}
+
+/** ctx.rollbackCheckpoint of one scope. */
+function rollbackCheckpointOf(exec: RunExecution, scope: Scope): Ctx["rollbackCheckpoint"] {
+  return (name: string) => called(runCheckpoint(exec, scope, name));
+}
+
+/** ctx.sleep of one scope. */
+function sleepOf(exec: RunExecution, scope: Scope): Ctx["sleep"] {
+  return (name: string, duration: Duration) => called(runSleep(exec, scope, name, { duration }));
+}
+
+/** ctx.sleepUntil of one scope. */
+function sleepUntilOf(exec: RunExecution, scope: Scope): Ctx["sleepUntil"] {
+  return (name: string, at: Date | number) => called(runSleep(exec, scope, name, { until: at }));
+}
+
+/** ctx.queue of one scope. */
+function queueOf(exec: RunExecution, scope: Scope): Ctx["queue"] {
+  return {
+    next(name: string, options: { queue: string | readonly string[]; timeout?: Duration }) {
+      return called(runQueueNext(exec, scope, name, options)) as Promise<never>;
     },
-    key: exec.key,
-    workflow: exec.workflow,
-    workflowVersion: exec.version,
-    get signal() {
-      return scope.signal;
-    },
-    step<T>(name: string, fn: (step: StepContext) => Promise<T> | T, options?: StepOptions) {
-      // Marks what it returns itself (see runStep): a replayed step's promise is fulfilled already.
-      return runStep(exec, scope, name, fn, options);
-    },
-    rollbackCheckpoint(name: string) {
-      return called(runCheckpoint(exec, scope, name));
-    },
-    sleep(name: string, duration: Duration) {
-      return called(runSleep(exec, scope, name, { duration }));
-    },
-    sleepUntil(name: string, at: Date | number) {
-      return called(runSleep(exec, scope, name, { until: at }));
-    },
-    queue: {
-      next(name: string, options: { queue: string | readonly string[]; timeout?: Duration }) {
-        return called(runQueueNext(exec, scope, name, options)) as Promise<never>;
-      },
-      nextBatch(name: string, options: { queue: string; count: number; timeout?: Duration }) {
-        return called(runQueueBatch(exec, scope, name, options)) as Promise<never>;
-      },
-    },
-    join(name, branches) {
-      return called(runJoin(exec, scope, name, branches)) as Promise<never>;
-    },
-    race(name, branches) {
-      return called(runRace(exec, scope, name, branches)) as Promise<never>;
-    },
-    loop<LS, T>(name: string, options: LoopOptions<any, any, LS, T>) {
-      return called(runLoop(exec, scope, name, options)) as Promise<T>;
-    },
-    broadcast(event: string, data?: unknown) {
-      if (!scope.replaying && !exec.dead && !exec.verifying) exec.core.emitBroadcast(exec, event, data);
-    },
-    removed(name: string) {
-      return called(runRemoved(exec, scope, name));
-    },
-    version(name: string, latest: number) {
-      return called(runVersion(exec, scope, name, latest));
-    },
-    child(name: string, workflow: string | AnyWorkflow, options: ChildOptions<any>) {
-      return called(runChild(exec, scope, name, workflow, options)) as Promise<never>;
+    nextBatch(name: string, options: { queue: string; count: number; timeout?: Duration }) {
+      return called(runQueueBatch(exec, scope, name, options)) as Promise<never>;
     },
   };
-  return ctx;
+}
+
+/** ctx.join of one scope. */
+function joinOf(exec: RunExecution, scope: Scope): Ctx["join"] {
+  return (name, branches) => called(runJoin(exec, scope, name, branches)) as Promise<never>;
+}
+
+/** ctx.race of one scope. */
+function raceOf(exec: RunExecution, scope: Scope): Ctx["race"] {
+  return (name, branches) => called(runRace(exec, scope, name, branches)) as Promise<never>;
+}
+
+/** ctx.loop of one scope. */
+function loopOf(exec: RunExecution, scope: Scope): Ctx["loop"] {
+  return <LS, T>(name: string, options: LoopOptions<any, any, LS, T>) =>
+    called(runLoop(exec, scope, name, options)) as Promise<T>;
+}
+
+/** ctx.broadcast of one scope. */
+function broadcastOf(exec: RunExecution, scope: Scope): Ctx["broadcast"] {
+  return (event: string, data?: unknown) => {
+    if (!scope.replaying && !exec.dead && !exec.verifying) exec.core.emitBroadcast(exec, event, data);
+  };
+}
+
+/** ctx.removed of one scope. */
+function removedOf(exec: RunExecution, scope: Scope): Ctx["removed"] {
+  return (name: string) => called(runRemoved(exec, scope, name));
+}
+
+/** ctx.version of one scope. */
+function versionOf(exec: RunExecution, scope: Scope): Ctx["version"] {
+  return (name: string, latest: number) => called(runVersion(exec, scope, name, latest));
+}
+
+/** ctx.child of one scope. */
+function childOf(exec: RunExecution, scope: Scope): Ctx["child"] {
+  return (name: string, workflow: string | AnyWorkflow, options: ChildOptions<any>) =>
+    called(runChild(exec, scope, name, workflow, options)) as Promise<never>;
+}
+
+/**
+ * The `ctx` of one scope. Its methods are prototype getters that bind on first read, so `ctx.step(...)` and
+ * `const { step, sleep } = ctx` both work, while a run that calls two of them makes two closures, not fifteen
+ * (an object literal with getters and fifteen closures was about 2 KB a run).
+ */
+class Context {
+  readonly key: string;
+  readonly workflow: string;
+  readonly workflowVersion: number;
+  readonly #exec: RunExecution;
+  readonly #scope: Scope;
+  #step: Ctx["step"] | undefined = undefined;
+  #rollbackCheckpoint: Ctx["rollbackCheckpoint"] | undefined = undefined;
+  #sleep: Ctx["sleep"] | undefined = undefined;
+  #sleepUntil: Ctx["sleepUntil"] | undefined = undefined;
+  #queue: Ctx["queue"] | undefined = undefined;
+  #join: Ctx["join"] | undefined = undefined;
+  #race: Ctx["race"] | undefined = undefined;
+  #loop: Ctx["loop"] | undefined = undefined;
+  #broadcast: Ctx["broadcast"] | undefined = undefined;
+  #removed: Ctx["removed"] | undefined = undefined;
+  #version: Ctx["version"] | undefined = undefined;
+  #child: Ctx["child"] | undefined = undefined;
+
+  constructor(exec: RunExecution, scope: Scope) {
+    this.#exec = exec;
+    this.#scope = scope;
+    this.key = exec.key;
+    this.workflow = exec.workflow;
+    this.workflowVersion = exec.version;
+  }
+
+  get state() {
+    return readOnlyState(this.#exec.state, this.#exec.label);
+  }
+
+  get signal() {
+    return this.#scope.signal;
+  }
+
+  get step(): Ctx["step"] {
+    return (this.#step ??= stepOf(this.#exec, this.#scope));
+  }
+
+  get rollbackCheckpoint(): Ctx["rollbackCheckpoint"] {
+    return (this.#rollbackCheckpoint ??= rollbackCheckpointOf(this.#exec, this.#scope));
+  }
+
+  get sleep(): Ctx["sleep"] {
+    return (this.#sleep ??= sleepOf(this.#exec, this.#scope));
+  }
+
+  get sleepUntil(): Ctx["sleepUntil"] {
+    return (this.#sleepUntil ??= sleepUntilOf(this.#exec, this.#scope));
+  }
+
+  get queue(): Ctx["queue"] {
+    return (this.#queue ??= queueOf(this.#exec, this.#scope));
+  }
+
+  get join(): Ctx["join"] {
+    return (this.#join ??= joinOf(this.#exec, this.#scope));
+  }
+
+  get race(): Ctx["race"] {
+    return (this.#race ??= raceOf(this.#exec, this.#scope));
+  }
+
+  get loop(): Ctx["loop"] {
+    return (this.#loop ??= loopOf(this.#exec, this.#scope));
+  }
+
+  get broadcast(): Ctx["broadcast"] {
+    return (this.#broadcast ??= broadcastOf(this.#exec, this.#scope));
+  }
+
+  get removed(): Ctx["removed"] {
+    return (this.#removed ??= removedOf(this.#exec, this.#scope));
+  }
+
+  get version(): Ctx["version"] {
+    return (this.#version ??= versionOf(this.#exec, this.#scope));
+  }
+
+  get child(): Ctx["child"] {
+    return (this.#child ??= childOf(this.#exec, this.#scope));
+  }
+}
+
+export function makeContext(exec: RunExecution, scope: Scope): WorkflowContext {
+  return new Context(exec, scope) as unknown as WorkflowContext;
 }

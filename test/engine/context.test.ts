@@ -1,0 +1,30 @@
+// ctx's methods work when read off it: `const { step, sleep } = ctx` is how much user code is written.
+
+import { expect, it } from "vitest";
+import type { WorkflowContext } from "../../src/index.js";
+import { restartWith } from "./restart-with.js";
+
+it("ctx destructured: its methods and fields work on the first run and on a replay, in branches too", async () => {
+  const seen: unknown[] = [];
+  const code = async (ctx: WorkflowContext) => {
+    const { step, sleep, join, version, broadcast, key, workflow, workflowVersion } = ctx;
+    const a = await step("a", () => 1);
+    const v = await version("v", 2);
+    const both = await join("both", {
+      left: async (branch) => {
+        const { step: inner } = branch;
+        return inner("in", () => a + 1);
+      },
+    });
+    broadcast("noted", { a });
+    seen.push({ a, v, left: both.left, key, workflow, workflowVersion, same: ctx.step === step });
+    await sleep("nap", 1000);
+    const b = await step("b", () => a + 10);
+    return b;
+  };
+  const run = await restartWith(code, code);
+  expect(await run.result({ timeout: 5000 })).toBe(11);
+  expect(seen.length).toBeGreaterThanOrEqual(2);
+  const first = { a: 1, v: 2, left: 2, key: "k", workflow: "wf", workflowVersion: 1, same: true };
+  for (const s of seen) expect(s).toStrictEqual(first);
+});
