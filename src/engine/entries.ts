@@ -261,7 +261,7 @@ export function storedAttempts(
   row: Pick<EntryRow, "startedAt" | "endedAt">,
   attempts: Attempt[],
 ): string | null {
-  const [only] = attempts;
+  const only = attempts[0];
   const plain =
     attempts.length === 1 &&
     only!.status === "completed" &&

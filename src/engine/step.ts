@@ -173,6 +173,9 @@ function claimStep<T>(
   return exec.slot(scope, name, "step");
 }
 
+/** A new step's attempts before its first (never written to: the first attempt replaces it). */
+const NO_ATTEMPTS: Attempt[] = Object.freeze([]) as unknown as Attempt[];
+
 /** A step not recorded completed: a recorded failure thrown again, or attempts run (and recorded). */
 function liveStep<T>(
   exec: RunExecution,
@@ -203,7 +206,7 @@ class LiveStep<T> {
   private readonly path: string;
   private readonly policy: RetryPolicy;
   private readonly row: EntryOf<"step">;
-  private readonly attempts: Attempt[];
+  private attempts: Attempt[];
 
   constructor(
     private readonly exec: RunExecution,
@@ -221,7 +224,7 @@ class LiveStep<T> {
     if (!recorded && options?.input !== undefined)
       row.input = toJson(options.input, `The input of step "${path}"`);
     this.row = row;
-    const attempts = recorded ? attemptsOf(row) : [];
+    const attempts = recorded ? attemptsOf(row) : NO_ATTEMPTS;
     this.attempts = attempts;
     const last = attempts.at(-1);
     if (last?.status === "running") {
@@ -254,15 +257,17 @@ class LiveStep<T> {
 
   /** Starts an attempt and calls the function; a value (not a promise) is recorded without a turn of its own. */
   private begin(): Promise<T> {
-    const { exec, row, attempts, path } = this;
-    const attempt: Attempt = { n: attempts.length + 1, startedAt: exec.core.clock.now(), status: "running" };
-    attempts.push(attempt);
+    const { exec, row, path } = this;
+    const n = this.attempts.length + 1;
+    // endedAt from the start (JSON leaves it out while undefined): setting it later grew the object.
+    const attempt: Attempt = { n, startedAt: exec.core.clock.now(), status: "running", endedAt: undefined };
+    // A first attempt's list holds just it (a push onto [] reserved room for 17).
+    if (n === 1) this.attempts = [attempt];
+    else this.attempts.push(attempt);
     // A new entry starts with its first attempt (so a plain completed step needs no attempts of its own).
     if (attempt.n === 1) row.startedAt = attempt.startedAt;
     const span = exec.trace?.attempt(path, attempt.n, attempt.startedAt) ?? null;
     row.status = "running";
-    // The attempts are serialised only if the marker is written (the step outlived a turn).
-    exec.mark(row, attempts);
 
     exec.active++;
     // Each attempt works on its own copy of the state: a failed attempt's writes vanish with it, and
@@ -277,18 +282,31 @@ class LiveStep<T> {
           : timedAttempt(exec, path, this.fn, work, span, this.policy.timeout, attempt.n);
     } catch (err) {
       work.release();
+      this.mark();
       return this.failed(attempt, span, err);
     }
-    if (isThenable(out)) return this.settled(out, attempt, span, work);
+    if (isThenable(out) || work.tags) {
+      this.mark();
+      return this.settled(out, attempt, span, work);
+    }
     work.release();
-    if (work.tags) return this.settled(out, attempt, span, work);
     let value: T;
     try {
       value = this.completed(out, attempt, span, work);
     } catch (err) {
+      this.mark();
       return this.failed(attempt, span, err);
     }
+    // Recorded within the call: the start marker it would have queued is superseded already, so none is.
     return exec.commitStep(row, value);
+  }
+
+  /**
+   * Queues the attempt's start marker, once its function did not complete within the call (it returned a
+   * promise, set tags or threw). The attempts are serialised only if the marker is written (a turn later).
+   */
+  private mark(): void {
+    this.exec.mark(this.row, this.attempts);
   }
 
   /** An attempt whose function returned a promise (or that set tags): awaited, then recorded. */
