@@ -28,10 +28,10 @@ export class Scope {
   /** Next ordinal to hand out. */
   next = 0;
   /**
-   * Names the calls here used, for refusing a duplicate; null while every call so far replayed the entry
+   * Names the calls here used, for refusing a duplicate (a list while few, then a Set); null while every call so far replayed the entry
    * recorded at its ordinal under that entry's name (see useName), which needs no set.
    */
-  private used: Set<string> | null = null;
+  private used: string[] | Set<string> | null = null;
   /** Calls from ordinal 0 that replayed their recorded entry under its name (their names are not in `used`). */
   private replayedNames = 0;
   cancelled = false;
@@ -122,15 +122,30 @@ export class Scope {
         this.replayedNames++;
         return true;
       }
-      this.used = new Set();
+      this.used = [];
       for (let i = 0; i < this.replayedNames; i++)
-        this.used.add(this.entries[i]?.name ?? this.packed!.name(i)!);
+        this.useNew(this.entries[i]?.name ?? this.packed!.name(i)!);
     }
-    if (this.used.has(name)) return false;
-    this.used.add(name);
+    return this.useNew(name);
+  }
+
+  /** Adds `name` to the names used; false if it is there already. */
+  private useNew(name: string): boolean {
+    const used = this.used!;
+    if (Array.isArray(used)) {
+      if (used.includes(name)) return false;
+      used.push(name);
+      if (used.length >= FEW_NAMES) this.used = new Set(used);
+      return true;
+    }
+    if (used.has(name)) return false;
+    used.add(name);
     return true;
   }
 }
+
+/** Up to this many names a scope keeps them in a list (a short run's calls); from then on in a Set. */
+const FEW_NAMES = 16;
 
 /** All of a run's entries, grouped by scope path and ordered by ordinal. */
 export class HistoryIndex {

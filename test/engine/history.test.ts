@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HistoryIndex } from "../../src/engine/history.js";
+import { HistoryIndex, Scope } from "../../src/engine/history.js";
 import type { EntryRow } from "../../src/storage/store.js";
 
 function row(seq: number, scope: string, ordinal: number, stateSeq: number | null = null): EntryRow {
@@ -51,5 +51,17 @@ describe("HistoryIndex", () => {
     const index = new HistoryIndex([]);
     expect(layout(index, [""])).toEqual({ "": [] });
     expect([index.maxSeq, index.maxStateSeq]).toEqual([0, 0]);
+  });
+});
+
+describe("Scope.useName", () => {
+  it("refuses a name used before in the scope, among few names and among many", () => {
+    const scope = new Scope("", [], null);
+    for (let i = 0; i < 40; i++) {
+      expect(scope.useName(`n${i}`, i)).toBe(true);
+      // Every name used so far is refused again, whether the scope holds them in its list or its Set.
+      for (let j = 0; j <= i; j += 7) expect(scope.useName(`n${j}`, i + 1)).toBe(false);
+      expect(scope.useName(`n${i}`, i + 1)).toBe(false);
+    }
   });
 });

@@ -49,7 +49,11 @@ export class BatchWriter {
       } else created.push({ run: s.runByKey.get(c.workflow, c.key) as RunRow, created: false });
     }
     for (const d of batch.deleteEntries) for (const seq of d.seqs) s.deleteEntry.run(d.runId, seq);
-    for (const e of batch.entries) {
+    // Indexed loops over a batch's long lists: this code runs a dozen times in (b), too few to be optimised, and
+    // for...of unoptimised allocates an iterator result per row.
+    const entries = batch.entries;
+    for (let i = 0; i < entries.length; i++) {
+      const e = entries[i]!;
       s.upsertEntry.run(
         e.runId,
         e.seq,
@@ -77,7 +81,8 @@ export class BatchWriter {
         });
       }
     }
-    for (const patch of batch.runs) this.patch(patch, now);
+    const runs = batch.runs;
+    for (let i = 0; i < runs.length; i++) this.patch(runs[i]!, now);
     for (const t of batch.tags) s.setTag.run(numbered(t.runId, t.name, t.value));
     const messages: MessageResult[] = [];
     for (const m of batch.messages) {
@@ -115,7 +120,10 @@ export class BatchWriter {
       this.patchStatements.set(signature, stmt);
     }
     const params: Record<string, unknown> = { id: patch.id };
-    for (const k of keys) params[k] = (patch as unknown as Record<string, unknown>)[k];
+    for (let i = 0; i < keys.length; i++) {
+      const k = keys[i]!;
+      params[k] = (patch as unknown as Record<string, unknown>)[k];
+    }
     let changed: ChangedRun | undefined;
     if (status) changed = stmt.get(params) as ChangedRun | undefined;
     else stmt.run(params);
