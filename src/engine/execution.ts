@@ -32,6 +32,7 @@ import {
   entryPath,
 } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
+import { ignore, rejected } from "./handled.js";
 import { HistoryIndex, NOT_REPLAYED, nameProblem, Scope } from "./history.js";
 import { Inbox } from "./inbox.js";
 import { fromJson, toJson } from "./json.js";
@@ -345,7 +346,8 @@ export class RunExecution {
 
   /**
    * A completed step's record (its attempt counted in `active`): commits it, emits it, then resolves with
-   * `value`, in one continuation of the flush (commitEntry awaited by an async step took three).
+   * `value`, in one continuation of the flush (commitEntry awaited by an async step took three). The promise
+   * is marked handled (see handled.ts) only when it is about to reject: a recorded step costs no handler.
    */
   commitStep<T>(row: EntryRow, value: T): Promise<T> {
     if (this.verifying) {
@@ -357,24 +359,25 @@ export class RunExecution {
       this.write(row);
     } catch (err) {
       this.active--;
-      return Promise.reject(err);
+      return rejected(err);
     }
     this.active++;
-    return this.core.writes.flush().then((failed) => {
+    const recorded: Promise<T> = this.core.writes.flush().then((failed) => {
       this.active--;
       if (failed.has(this.id)) this.stop();
-      if (this.dead) {
-        this.active--;
-        throw new Abandoned();
-      }
       try {
+        if (this.dead) throw new Abandoned();
         this.core.emitEntry(this, row);
-      } finally {
+      } catch (err) {
         this.active--;
+        recorded.catch(ignore);
+        throw err;
       }
+      this.active--;
       this.maybeIdle();
       return value;
     });
+    return recorded;
   }
 
   // ---- messages ------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Marks a ctx call's promise handled, so one the workflow drops never ends the process.
 
-const ignore = () => {};
+/** A rejection handler that does nothing (the rejection is seen by whoever awaits the promise). */
+export const ignore = (): void => {};
 
 /**
  * Every ctx call's promise that may reject is marked handled: one the code drops (a call inside a step,
@@ -12,4 +13,9 @@ const ignore = () => {};
 export function called<T>(result: Promise<T>): Promise<T> {
   result.catch(ignore);
   return result;
+}
+
+/** A rejected promise already marked handled (see called). */
+export function rejected<T>(err: unknown): Promise<T> {
+  return called(Promise.reject(err));
 }

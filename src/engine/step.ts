@@ -17,7 +17,7 @@ import { toMs } from "./duration.js";
 import { type Attempt, attemptsOf, type EntryOf, entryPath, storedAttempts } from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
-import { called } from "./handled.js";
+import { called, rejected } from "./handled.js";
 import { NOT_REPLAYED, type Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
 import { describe } from "./query-input.js";
@@ -145,9 +145,10 @@ export function runStep<T>(
       return Promise.resolve((recorded.output === null ? undefined : JSON.parse(recorded.output)) as T);
     }
   } catch (err) {
-    return called(Promise.reject(err));
+    return rejected(err);
   }
-  return called(liveStep(exec, scope, name, fn, options, slot.ordinal, slot.recorded));
+  // liveStep marks its promises itself, only where they may reject: a recorded live step adds no handler.
+  return liveStep(exec, scope, name, fn, options, slot.ordinal, slot.recorded);
 }
 
 /** A step call's checks, then its place in history (and what is recorded there). */
@@ -186,13 +187,13 @@ function liveStep<T>(
   ordinal: number,
   recorded: EntryOf<"step"> | undefined,
 ): Promise<T> {
-  if (recorded?.status === "failed") return Promise.reject(recordedFailure(exec, recorded));
+  if (recorded?.status === "failed") return rejected(recordedFailure(exec, recorded));
   if (exec.holding) return exec.frontier();
   let step: LiveStep<T>;
   try {
     step = new LiveStep(exec, scope, name, fn, options, ordinal, recorded);
   } catch (err) {
-    return Promise.reject(err);
+    return rejected(err);
   }
   return step.attempt();
 }
@@ -239,9 +240,9 @@ class LiveStep<T> {
   /** The next attempt (after its backoff when the last one failed); resolves with the recorded value. */
   attempt(): Promise<T> {
     try {
-      return this.row.status === "retrying" ? this.afterBackoff() : this.begin();
+      return this.row.status === "retrying" ? called(this.afterBackoff()) : this.begin();
     } catch (err) {
-      return Promise.reject(err);
+      return rejected(err);
     }
   }
 
@@ -283,11 +284,11 @@ class LiveStep<T> {
     } catch (err) {
       work.release();
       this.mark();
-      return this.failed(attempt, span, err);
+      return called(this.failed(attempt, span, err));
     }
     if (isThenable(out) || work.tags) {
       this.mark();
-      return this.settled(out, attempt, span, work);
+      return called(this.settled(out, attempt, span, work));
     }
     work.release();
     let value: T;
@@ -295,7 +296,7 @@ class LiveStep<T> {
       value = this.completed(out, attempt, span, work);
     } catch (err) {
       this.mark();
-      return this.failed(attempt, span, err);
+      return called(this.failed(attempt, span, err));
     }
     // Recorded within the call: the start marker it would have queued is superseded already, so none is.
     return exec.commitStep(row, value);

@@ -30,6 +30,8 @@ it("an un-awaited ctx call inside a step fails its run; dropped ctx calls never 
     Object.values(caught).map((l) => l.misuse),
   );
   expect(lines.find((l) => l.dropped !== undefined)).toEqual({ dropped: "completed" });
+  // A dropped step whose record lands after its run failed: its promise rejects, handled.
+  expect(lines.find((l) => l.stopped !== undefined)).toEqual({ stopped: "failed" });
   expect(lines.at(-1)).toEqual({ good: "good done" });
   expect(stderr).not.toMatch(/Unhandled|triggerUncaughtException/);
 }, 90_000);

@@ -41,10 +41,20 @@ const dropped = workflow({
     return ctx.step("work", () => "dropped done");
   },
 });
+/** A step dropped by the workflow's code, whose record lands after the run failed (its promise then rejects). */
+const stopped = workflow({
+  run: async (ctx) => {
+    void ctx.step("first", () => 1);
+    throw new Error("failed before the step's record landed");
+  },
+});
 const good = workflow({ run: async (ctx) => ctx.step("work", () => "good done") });
 
 const [database] = process.argv.slice(2) as [string];
-const engine = await setup({ use: { bad, late, dropped, good } }).start({ database, deployCheck: false });
+const engine = await setup({ use: { bad, late, dropped, stopped, good } }).start({
+  database,
+  deployCheck: false,
+});
 for (const misuse of Object.keys(MISUSES) as (keyof typeof MISUSES)[]) {
   const run = await engine.getOrCreate("bad", misuse, { misuse });
   const outcome = await run.result({ timeout: 10_000 }).then(
@@ -65,6 +75,10 @@ const forgot = await engine.getOrCreate("dropped", "d");
 await forgot.result({ timeout: 10_000 }).catch(() => {});
 await new Promise((r) => setTimeout(r, 20));
 process.stdout.write(`${JSON.stringify({ dropped: await forgot.status() })}\n`);
+const failed = await engine.getOrCreate("stopped", "s");
+await failed.result({ timeout: 10_000 }).catch(() => {});
+await new Promise((r) => setTimeout(r, 20));
+process.stdout.write(`${JSON.stringify({ stopped: await failed.status() })}\n`);
 const ok = await engine.getOrCreate("good", "g");
 process.stdout.write(`${JSON.stringify({ good: await ok.result({ timeout: 10_000 }) })}\n`);
 await engine.close();
