@@ -242,7 +242,7 @@ export class RunExecution {
     if (ordinal >= scope.loaded) return NOT_REPLAYED;
     const recorded = scope.entries[ordinal];
     const packed = recorded === undefined ? scope.packed : null;
-    if (packed ? !packed.nameIs(ordinal, name) : recorded?.name !== name) return NOT_REPLAYED;
+    if ((packed ? packed.name(ordinal) : recorded?.name) !== name) return NOT_REPLAYED;
     if (recorded && (recorded.kind !== "step" || recorded.status !== "completed")) return NOT_REPLAYED;
     this.check(scope);
     if (!scope.useRecordedName(name, ordinal)) return NOT_REPLAYED;

@@ -68,7 +68,7 @@ export class Scope {
   private recordedNameIs(ordinal: number, name: string): boolean {
     const row = this.entries[ordinal];
     if (row !== undefined) return row.name === name;
-    return this.packed?.nameIs(ordinal, name) === true;
+    return this.packed !== null && this.packed.name(ordinal) === name;
   }
 
   get signal(): AbortSignal {

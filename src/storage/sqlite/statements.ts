@@ -1,7 +1,7 @@
 // The SQLite store's statements, each prepared on its first use and kept, and how rows map to columns.
 
 import type Database from "better-sqlite3";
-import { PACK_CHUNK, type PackedChunk, PackedSteps, packChunk } from "../packed-steps.js";
+import { PACK_CHUNK, PackedSteps } from "../packed-steps.js";
 import { LIVE_STATUSES_SQL } from "../rows.js";
 import { type EntryRow, loadedEntry, ReplayEntry } from "../store.js";
 
@@ -80,6 +80,9 @@ function replayEntries(runId: number, rows: unknown[][], out: EntryRow[] = []): 
   return out;
 }
 
+/** Joins the names and the outputs of the root's leading steps (replayPrefix): no name or JSON text holds it. */
+const SEP = "\u0001";
+
 /** Rows per packed string: bounds its length (outputs packed are at most 64 KiB each). PackedSteps' chunks. */
 const PACK_SEQS = PACK_CHUNK;
 
@@ -104,7 +107,8 @@ export function replayRows(
   const max = (s.maxSeq.get(runId) as number | null) ?? 0;
   const others: EntryRow[] = [];
   const chunks: unknown[][] = [];
-  const packedChunks: PackedChunk[] = [];
+  const names: string[][] = [];
+  const outputs: string[][] = [];
   let total = 0;
   // Seqs up to `packedTo` are packed; packing goes on while every range so far was a whole prefix.
   let packedTo = keepPacked ? 0 : -1;
@@ -119,11 +123,13 @@ export function replayRows(
         number | null,
         number | null,
       ];
-      // Each text holds `count` parts unless a name or output held the separator (then not packed).
+      // Split, each text gives `count` parts unless a name or output held the separator (then not packed).
       const prefix = count > 0 && regular === count && last === from + count;
-      const chunk = prefix ? packChunk(nameText!, outputText!, count) : null;
-      if (chunk) {
-        packedChunks.push(chunk);
+      const n = prefix ? nameText!.split(SEP) : [];
+      const o = prefix && n.length === count ? outputText!.split(SEP) : [];
+      if (prefix && n.length === count && o.length === count) {
+        names.push(n);
+        outputs.push(o);
         packedTo = from + count;
         if (packedTo === to) continue;
         start = packedTo;
@@ -142,7 +148,7 @@ export function replayRows(
     chunks.push(f);
     total += count;
   }
-  const packed = packedChunks.length === 0 ? undefined : new PackedSteps(runId, packedChunks);
+  const packed = names.length === 0 ? undefined : new PackedSteps(runId, names, outputs);
   return { entries: mergeBySeq(others, plainEntries(runId, chunks, total)), packed };
 }
 
