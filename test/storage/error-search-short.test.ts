@@ -17,7 +17,7 @@ import { errorSearch, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/stora
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
-import { tempSchema } from "../postgres/pg.js";
+import { sql, tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
 import { allPages, failedRuns, T0 } from "./fixtures.js";
 
@@ -194,6 +194,32 @@ describe("on SQLite a search of 1 or 2 characters reads its candidates from the 
 });
 
 describe("on PostgreSQL a search of 1 or 2 characters reads its candidates from the grams index", () => {
+  it("indexes every string of 1 and 2 characters of a message, lowered, each once", async () => {
+    const { schema, url } = await tempSchema();
+    const store = await openPostgresStore(url, { listen: false });
+    onCleanup(() => store.close());
+    const texts = ["", "a", "Ab", "aaa", "ÉéÉ x", "İstanbul 42", "👍🏽 ok\n%_\\", "Σσς ß", "e\u0301 ab ab"];
+    for (const text of texts) {
+      const { grams } = (
+        await sql<{ grams: string[] }>(`SELECT "${schema}".waymark_error_grams($1) AS grams`, [text])
+      )[0]!;
+      const chars = Array.from((await sql<{ l: string }>("SELECT lower($1) AS l", [text]))[0]!.l);
+      const expected = new Set([...chars, ...chars.slice(1).map((c, i) => chars[i] + c)]);
+      expect(grams.toSorted(), text).toEqual([...expected].toSorted());
+    }
+  });
+
+  it("records and finds an error of 200,000 characters (the grams are made in one pass)", async () => {
+    const store = await openPostgresStore((await tempSchema()).url, { listen: false });
+    onCleanup(() => store.close());
+    const long = `${"é".repeat(100_000)}${"ü".repeat(99_998)}zq`;
+    await failedWith(store, [long, "short one"]);
+    const found = await store.listRuns({ errorContains: "zq", limit: 10 });
+    expect(found.map((r) => r.error?.length)).toHaveLength(1);
+    expect(await store.listRuns({ errorContains: "üz", limit: 10 })).toHaveLength(1);
+    expect(await store.listRuns({ errorContains: "éü", limit: 10 })).toHaveLength(1);
+  });
+
   it("counts them exactly and fetches the few, also where PostgreSQL would plan them in parallel", async () => {
     const { schema, url } = await tempSchema();
     const store = await openPostgresStore(url, { listen: false });
