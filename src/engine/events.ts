@@ -87,8 +87,15 @@ export class EventHub {
 
 function call(listener: Listener, event: EngineEvent): void {
   try {
-    listener(event);
+    // An async listener's rejection is caught too: unhandled, Node's default ends the process with every run.
+    const answer: unknown = listener(event);
+    if (typeof (answer as PromiseLike<unknown> | undefined)?.then === "function")
+      (answer as PromiseLike<unknown>).then(undefined, (err: unknown) => threw(err));
   } catch (err) {
-    log("error", "waymark", `an event listener threw: ${err instanceof Error ? err.message : String(err)}`);
+    threw(err);
   }
+}
+
+function threw(err: unknown): void {
+  log("error", "waymark", `an event listener threw: ${err instanceof Error ? err.message : String(err)}`);
 }

@@ -1,7 +1,7 @@
 // start({ on }) listens from before the engine starts: a run that start() itself resumes and that ends at once
 // (a history the new code no longer matches) is seen, which a listener added once start() returned can miss.
 
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { waitForStatus } from "../../fixtures/wait.js";
 import { attach, type EngineEvent, FakeClock, setup, workflow } from "../../src/index.js";
 import { closeLater, tempDb } from "../helpers.js";
@@ -29,6 +29,8 @@ async function twoSleeping(clock: FakeClock): Promise<string> {
 const runEvents = (events: EngineEvent[]) =>
   events.flatMap((e) => (e.type === "run" ? [`${e.key} ${e.status}`] : [])).toSorted();
 
+afterEach(() => vi.restoreAllMocks());
+
 describe("registry.start({ on })", () => {
   it("sees the events of runs resumed and ended during start()", async () => {
     const clock = new FakeClock();
@@ -54,6 +56,27 @@ describe("registry.start({ on })", () => {
     await waitForStatus(engine, await engine.getOrCreate("w", "k"), ["sleeping"]);
     expect(runEvents(events)).toContain("k sleeping");
     expect(events.some((e) => e.type === "entry")).toBe(true);
+  });
+
+  it("an async listener that rejects is logged, like one that throws, and the engine goes on", async () => {
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const heard: string[] = [];
+    const engine = closeLater(
+      await setup({ use: { w: napper("a") } }).start({
+        database: tempDb(),
+        on: async (e) => {
+          if (e.type === "run") heard.push(e.status);
+          throw new Error("async listener boom");
+        },
+      }),
+    );
+    await waitForStatus(engine, await engine.getOrCreate("w", "k"), ["sleeping"]);
+    await expect
+      .poll(() =>
+        stderr.mock.calls.some((c) => String(c[0]).includes("an event listener threw: async listener boom")),
+      )
+      .toBe(true);
+    expect(heard).toContain("sleeping");
   });
 
   it("is refused unless it is a function, by start() and attach()", async () => {
