@@ -138,92 +138,74 @@ function childOf(exec: RunExecution, scope: Scope): Ctx["child"] {
     called(runChild(exec, scope, name, workflow, options)) as Promise<never>;
 }
 
+const EXEC = Symbol("exec");
+const SCOPE = Symbol("scope");
+const MADE = Symbol("made");
+
+type Method = Exclude<keyof Ctx, "key" | "workflow" | "workflowVersion" | "state" | "signal">;
+
+/** How each method of one scope is made (on its first read). */
+const MAKERS: Record<Method, (exec: RunExecution, scope: Scope) => unknown> = {
+  step: stepOf,
+  rollbackCheckpoint: rollbackCheckpointOf,
+  sleep: sleepOf,
+  sleepUntil: sleepUntilOf,
+  queue: queueOf,
+  join: joinOf,
+  race: raceOf,
+  loop: loopOf,
+  broadcast: broadcastOf,
+  removed: removedOf,
+  version: versionOf,
+  child: childOf,
+};
+
 /**
- * The `ctx` of one scope. Its methods are prototype getters that bind on first read, so `ctx.step(...)` and
- * `const { step, sleep } = ctx` both work, while a run that calls two of them makes two closures, not fifteen
- * (an object literal with getters and fifteen closures was about 2 KB a run).
+ * ctx's own accessors, shared by every ctx: `state` and `signal` read the execution, each method is made for
+ * its scope on its first read and kept. Own and enumerable, so `{ ...ctx, log }`, `Object.keys(ctx)` and
+ * `const { step, sleep } = ctx` work as on a plain object, while a run that calls two methods makes two
+ * closures (an object literal of getters and methods made fifteen, about 2 KB a run).
  */
+const ACCESSORS: PropertyDescriptorMap = {
+  state: {
+    enumerable: true,
+    get(this: Context) {
+      return readOnlyState(this[EXEC].state, this[EXEC].label);
+    },
+  },
+  signal: {
+    enumerable: true,
+    get(this: Context) {
+      return this[SCOPE].signal;
+    },
+  },
+};
+for (const [name, make] of Object.entries(MAKERS)) {
+  ACCESSORS[name] = {
+    enumerable: true,
+    get(this: Context) {
+      return (this[MADE][name as Method] ??= make(this[EXEC], this[SCOPE]));
+    },
+  };
+}
+
+/** The `ctx` of one scope (see ACCESSORS); what its accessors read is under symbols, out of user code's way. */
 class Context {
+  declare readonly [EXEC]: RunExecution;
+  declare readonly [SCOPE]: Scope;
+  declare readonly [MADE]: Partial<Record<Method, unknown>>;
   readonly key: string;
   readonly workflow: string;
   readonly workflowVersion: number;
-  readonly #exec: RunExecution;
-  readonly #scope: Scope;
-  #step: Ctx["step"] | undefined = undefined;
-  #rollbackCheckpoint: Ctx["rollbackCheckpoint"] | undefined = undefined;
-  #sleep: Ctx["sleep"] | undefined = undefined;
-  #sleepUntil: Ctx["sleepUntil"] | undefined = undefined;
-  #queue: Ctx["queue"] | undefined = undefined;
-  #join: Ctx["join"] | undefined = undefined;
-  #race: Ctx["race"] | undefined = undefined;
-  #loop: Ctx["loop"] | undefined = undefined;
-  #broadcast: Ctx["broadcast"] | undefined = undefined;
-  #removed: Ctx["removed"] | undefined = undefined;
-  #version: Ctx["version"] | undefined = undefined;
-  #child: Ctx["child"] | undefined = undefined;
 
   constructor(exec: RunExecution, scope: Scope) {
-    this.#exec = exec;
-    this.#scope = scope;
+    Object.defineProperty(this, EXEC, { value: exec });
+    Object.defineProperty(this, SCOPE, { value: scope });
+    Object.defineProperty(this, MADE, { value: {} });
     this.key = exec.key;
     this.workflow = exec.workflow;
     this.workflowVersion = exec.version;
-  }
-
-  get state() {
-    return readOnlyState(this.#exec.state, this.#exec.label);
-  }
-
-  get signal() {
-    return this.#scope.signal;
-  }
-
-  get step(): Ctx["step"] {
-    return (this.#step ??= stepOf(this.#exec, this.#scope));
-  }
-
-  get rollbackCheckpoint(): Ctx["rollbackCheckpoint"] {
-    return (this.#rollbackCheckpoint ??= rollbackCheckpointOf(this.#exec, this.#scope));
-  }
-
-  get sleep(): Ctx["sleep"] {
-    return (this.#sleep ??= sleepOf(this.#exec, this.#scope));
-  }
-
-  get sleepUntil(): Ctx["sleepUntil"] {
-    return (this.#sleepUntil ??= sleepUntilOf(this.#exec, this.#scope));
-  }
-
-  get queue(): Ctx["queue"] {
-    return (this.#queue ??= queueOf(this.#exec, this.#scope));
-  }
-
-  get join(): Ctx["join"] {
-    return (this.#join ??= joinOf(this.#exec, this.#scope));
-  }
-
-  get race(): Ctx["race"] {
-    return (this.#race ??= raceOf(this.#exec, this.#scope));
-  }
-
-  get loop(): Ctx["loop"] {
-    return (this.#loop ??= loopOf(this.#exec, this.#scope));
-  }
-
-  get broadcast(): Ctx["broadcast"] {
-    return (this.#broadcast ??= broadcastOf(this.#exec, this.#scope));
-  }
-
-  get removed(): Ctx["removed"] {
-    return (this.#removed ??= removedOf(this.#exec, this.#scope));
-  }
-
-  get version(): Ctx["version"] {
-    return (this.#version ??= versionOf(this.#exec, this.#scope));
-  }
-
-  get child(): Ctx["child"] {
-    return (this.#child ??= childOf(this.#exec, this.#scope));
+    Object.defineProperties(this, ACCESSORS);
   }
 }
 

@@ -28,3 +28,50 @@ it("ctx destructured: its methods and fields work on the first run and on a repl
   const first = { a: 1, v: 2, left: 2, key: "k", workflow: "wf", workflowVersion: 1, same: true };
   for (const s of seen) expect(s).toStrictEqual(first);
 });
+
+it("ctx spread into a helper's own object, and its keys: the methods and fields come along", async () => {
+  const seen: unknown[] = [];
+  const code = async (ctx: WorkflowContext) => {
+    const mine = { ...ctx, tag: "t" };
+    const a = await mine.step("a", () => 1);
+    const both = await mine.join("both", {
+      left: async (branch) => {
+        const inner = { ...branch };
+        return inner.step("in", () => a + 1);
+      },
+    });
+    seen.push({
+      a,
+      left: both.left,
+      key: mine.key,
+      state: mine.state,
+      signal: mine.signal instanceof AbortSignal,
+      keys: Object.keys(ctx).toSorted(),
+    });
+    await mine.sleep("nap", 1000);
+    return mine.step("b", () => a + 10);
+  };
+  const run = await restartWith(code, code);
+  expect(await run.result({ timeout: 5000 })).toBe(11);
+  expect(seen.length).toBeGreaterThanOrEqual(2);
+  const keys = [
+    "broadcast",
+    "child",
+    "join",
+    "key",
+    "loop",
+    "queue",
+    "race",
+    "removed",
+    "rollbackCheckpoint",
+    "signal",
+    "sleep",
+    "sleepUntil",
+    "state",
+    "step",
+    "version",
+    "workflow",
+    "workflowVersion",
+  ];
+  for (const s of seen) expect(s).toStrictEqual({ a: 1, left: 2, key: "k", state: {}, signal: true, keys });
+});
