@@ -276,24 +276,27 @@ class LiveStep<T> {
     // The copy is made when the step first touches `step.state`; a step that never does changes nothing.
     const work = new AttemptContext(exec, this.scope, exec.stateJson, attempt.n, this.name);
     let out: Promise<T> | T;
+    let later: boolean;
     try {
       out =
         this.policy.timeout === null
           ? callStep(exec, path, this.fn, work, span)
           : timedAttempt(exec, path, this.fn, work, span, this.policy.timeout, attempt.n);
+      // Inside the try: a value whose `then` getter throws is a failed attempt, as when it was awaited.
+      later = isThenable(out) || work.tags !== null;
     } catch (err) {
       work.release();
       this.mark();
       return called(this.failed(attempt, span, err));
     }
-    if (isThenable(out) || work.tags) {
+    if (later) {
       this.mark();
       return called(this.settled(out, attempt, span, work));
     }
     work.release();
     let value: T;
     try {
-      value = this.completed(out, attempt, span, work);
+      value = this.completed(out as T, attempt, span, work); // not a thenable: `later` is false
     } catch (err) {
       this.mark();
       return called(this.failed(attempt, span, err));

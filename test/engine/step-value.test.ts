@@ -2,7 +2,9 @@
 // replay: code after it that changes the returned object, undefined properties and -0 cannot make the two differ.
 
 import { expect, it } from "vitest";
-import type { WorkflowContext } from "../../src/index.js";
+import { waitForStatus } from "../../fixtures/wait.js";
+import { FakeClock, setup, type WorkflowContext, workflow } from "../../src/index.js";
+import { closeLater, tempDb } from "../helpers.js";
 import { restartWith } from "./restart-with.js";
 
 it("a step's value is the same on the first run and on a replay", async () => {
@@ -50,4 +52,45 @@ it("a join's and a race's values are the same on the first run and on a replay",
     keys: ["winner"],
   });
   for (const later of seen.slice(1)) expect(later).toStrictEqual(seen[0]);
+});
+
+it("a step value whose then getter throws is a failed attempt: retried, then the step fails, and the run goes on", async () => {
+  const registry = setup({
+    use: {
+      wf: workflow({
+        run: async (ctx) => {
+          let caught = "";
+          try {
+            await ctx.step(
+              "odd",
+              () => ({
+                // biome-ignore lint/suspicious/noThenProperty: a value whose then getter throws is the point
+                get then(): never {
+                  throw new Error("then getter");
+                },
+              }),
+              { retries: 2, backoff: { initial: 1, jitter: false } },
+            );
+          } catch (err) {
+            caught = (err as Error).name;
+          }
+          await ctx.sleep("nap", 60_000);
+          return caught;
+        },
+      }),
+    },
+  });
+  const clock = new FakeClock();
+  const engine = closeLater(await registry.start({ database: tempDb(), clock }));
+  const run = await engine.getOrCreate("wf", "k");
+  for (let i = 0; i < 3; i++) {
+    clock.advance(10);
+    await engine.tick();
+  }
+  await waitForStatus(engine, run, ["sleeping"]);
+  const [odd] = await run.history();
+  expect(odd).toMatchObject({ name: "odd", status: "failed" });
+  expect((odd as { attempts: unknown[] }).attempts).toHaveLength(3);
+  clock.advance(60_000);
+  expect(await run.result({ timeout: 5000 })).toBe("StepFailedError");
 });
