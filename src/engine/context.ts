@@ -162,9 +162,9 @@ const MAKERS: Record<Method, (exec: RunExecution, scope: Scope) => unknown> = {
 
 /**
  * ctx's own accessors, shared by every ctx: `state` and `signal` read the execution, each method is made for
- * its scope on its first read and kept. Own and enumerable, so `{ ...ctx, log }`, `Object.keys(ctx)` and
- * `const { step, sleep } = ctx` work as on a plain object, while a run that calls two methods makes two
- * closures (an object literal of getters and methods made fifteen, about 2 KB a run).
+ * its scope on its first read and kept (or replaced by assignment). Own and enumerable, so `{ ...ctx, log }`,
+ * `Object.keys(ctx)`, a Proxy and `const { step, sleep } = ctx` work as on a plain object, while a run that
+ * calls two methods makes two closures (an object literal of getters and methods made fifteen, ~2 KB a run).
  */
 const ACCESSORS: PropertyDescriptorMap = {
   state: {
@@ -185,6 +185,10 @@ for (const [name, make] of Object.entries(MAKERS)) {
     enumerable: true,
     get(this: Context) {
       return (this[MADE][name as Method] ??= make(this[EXEC], this[SCOPE]));
+    },
+    // A method may be replaced (a wrapper around ctx.step), as on a plain object.
+    set(this: Context, value: unknown) {
+      this[MADE][name as Method] = value;
     },
   };
 }

@@ -33,6 +33,7 @@ it("ctx spread into a helper's own object, and its keys: the methods and fields 
   const seen: unknown[] = [];
   const code = async (ctx: WorkflowContext) => {
     const mine = { ...ctx, tag: "t" };
+    expect(await new Proxy(ctx, {}).step("proxied", () => "p")).toBe("p");
     const a = await mine.step("a", () => 1);
     const both = await mine.join("both", {
       left: async (branch) => {
@@ -74,4 +75,22 @@ it("ctx spread into a helper's own object, and its keys: the methods and fields 
     "workflowVersion",
   ];
   for (const s of seen) expect(s).toStrictEqual({ a: 1, left: 2, key: "k", state: {}, signal: true, keys });
+});
+
+it("a ctx method replaced by a wrapper is called through it, on the first run and the replay", async () => {
+  const wrapped: string[] = [];
+  const code = async (ctx: WorkflowContext) => {
+    const step = ctx.step;
+    ctx.step = ((name: string, fn: () => unknown) => {
+      wrapped.push(name);
+      return step(name, fn);
+    }) as WorkflowContext["step"];
+    const a = await ctx.step("a", () => 1);
+    await ctx.sleep("nap", 1000);
+    return ctx.step("b", () => a + 1);
+  };
+  const run = await restartWith(code, code);
+  expect(await run.result({ timeout: 5000 })).toBe(2);
+  expect(wrapped.slice(0, 1)).toEqual(["a"]);
+  expect(wrapped.slice(-2)).toEqual(["a", "b"]);
 });
