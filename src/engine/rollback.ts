@@ -8,7 +8,6 @@
 // replayed), so a rollback resumed after a crash replays the code first (see RunExecution's undo mode).
 
 import { divergence } from "../divergence.js";
-import { FatalError, NotSerializableError, StepTimeoutError, ValueTooDeepError } from "../errors.js";
 import type { RollbackFailure } from "../rollback-errors.js";
 import type { RollbackContext, RollbackHandler, StepOptions } from "../workflow.js";
 import { afterClock } from "./clock.js";
@@ -21,12 +20,11 @@ import {
   ROLLBACK_SCOPE,
   setDetail,
 } from "./entries.js";
-import { errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
 import { Scope } from "./history.js";
 import { Abandoned } from "./signals.js";
 import { backoffDelay, policyOf } from "./step.js";
-import { raceTimeout } from "./step-attempt.js";
+import { attemptThrew, isFatal, raceTimeout } from "./step-attempt.js";
 
 interface Registered {
   handler: RollbackHandler;
@@ -210,16 +208,10 @@ export class Rollbacks {
         return null;
       } catch (err) {
         if (exec.dead || err instanceof Abandoned) throw new Abandoned();
-        const info = errorInfo(err);
-        attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
-        attempt.endedAt = clock.now();
-        attempt.error = info;
-        const fatal =
-          err instanceof FatalError ||
-          err instanceof NotSerializableError ||
-          err instanceof ValueTooDeepError;
-        if (fatal || attempt.n >= policy.maxAttempts) return this.failed(row, attempts, path, info);
-        attempt.retryAt = attempt.endedAt + backoffDelay(policy, attempt.n, exec.core.random());
+        const endedAt = clock.now();
+        const info = attemptThrew(attempt, err, endedAt);
+        if (isFatal(err) || attempt.n >= policy.maxAttempts) return this.failed(row, attempts, path, info);
+        attempt.retryAt = endedAt + backoffDelay(policy, attempt.n, exec.core.random());
         row.status = "retrying";
         row.attempts = JSON.stringify(attempts);
         await exec.commitEntry(row);

@@ -1,10 +1,11 @@
 // One attempt of a step: the context its function receives (with its private copy of the run's state) and
 // how the function is called (marked as running a step; raced against its timeout when it has one).
 
-import { StepTimeoutError } from "../errors.js";
+import { FatalError, NotSerializableError, StepTimeoutError, ValueTooDeepError } from "../errors.js";
 import type { EntrySpan } from "../observability/tracing.js";
 import type { StepContext } from "../workflow.js";
-import { entryPath } from "./entries.js";
+import { type Attempt, entryPath } from "./entries.js";
+import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
 import type { Scope } from "./history.js";
 import { Abandoned } from "./signals.js";
@@ -140,4 +141,18 @@ export function timedAttempt<T>(
 ): Promise<T> {
   const work = Promise.resolve().then(() => callStep(exec, path, fn, step, span));
   return raceTimeout(work, timeout, path, attempt, (err) => step.abort(err));
+}
+
+/** Records on an attempt that threw how it ended (timed out or failed), when, and the error; returns its info. */
+export function attemptThrew(attempt: Attempt, err: unknown, now: number): ErrorInfo {
+  const info = errorInfo(err);
+  attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
+  attempt.endedAt = now;
+  attempt.error = info;
+  return info;
+}
+
+/** An error no retry can mend (a FatalError, a value that cannot be stored): the attempt's call fails at once. */
+export function isFatal(err: unknown): boolean {
+  return err instanceof FatalError || err instanceof NotSerializableError || err instanceof ValueTooDeepError;
 }

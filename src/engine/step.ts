@@ -1,15 +1,6 @@
 // ctx.step: run a function once, record every attempt, retry with backoff, commit state with the record.
 
-import {
-  FatalError,
-  InvalidInputError,
-  InvalidTagError,
-  NotSerializableError,
-  StepFailedError,
-  StepTimeoutError,
-  TagLimitError,
-  ValueTooDeepError,
-} from "../errors.js";
+import { FatalError, InvalidInputError, InvalidTagError, StepFailedError, TagLimitError } from "../errors.js";
 import { ATTR, type EntrySpan } from "../observability/tracing.js";
 import { RollbackNotArmedError } from "../rollback-errors.js";
 import type { StepContext, StepOptions } from "../workflow.js";
@@ -22,7 +13,7 @@ import { NOT_REPLAYED, type Scope } from "./history.js";
 import { applyDiff, diffState, fromJson, type JsonValue, type StateDiff, toJson, valueAt } from "./json.js";
 import { describe } from "./query-input.js";
 import { Abandoned, isInternal } from "./signals.js";
-import { AttemptContext, callStep, isThenable, timedAttempt } from "./step-attempt.js";
+import { AttemptContext, attemptThrew, callStep, isFatal, isThenable, timedAttempt } from "./step-attempt.js";
 import { commitStepTags, loadRunTags } from "./step-tags.js";
 
 const DEFAULT_RETRIES = 3;
@@ -384,28 +375,21 @@ class LiveStep<T> {
       span?.end(clock.now(), { [ATTR.attemptStatus]: "cancelled" });
       throw err;
     }
-    const info = errorInfo(err);
-    attempt.status = err instanceof StepTimeoutError ? "timed-out" : "failed";
-    attempt.endedAt = clock.now();
-    attempt.error = info;
-    const fatal =
-      err instanceof FatalError ||
-      err instanceof NotSerializableError ||
-      err instanceof ValueTooDeepError ||
-      err instanceof TagLimitError ||
-      err instanceof InvalidTagError;
+    const endedAt = clock.now();
+    const info = attemptThrew(attempt, err, endedAt);
+    const fatal = isFatal(err) || err instanceof TagLimitError || err instanceof InvalidTagError;
     attemptEnded(exec, span, attempt, fatal || attempt.n >= policy.maxAttempts, err);
     if (fatal || attempt.n >= policy.maxAttempts) {
       const failure = new StepFailedError(exec.label, this.path, attempt.n, info, fatal);
       row.status = "failed";
-      row.endedAt = attempt.endedAt;
+      row.endedAt = endedAt;
       row.error = JSON.stringify({ ...errorInfo(failure), details: { ...failure.details, cause: info } });
       row.attempts = JSON.stringify(this.attempts);
       await exec.commitEntry(row);
       failure.cause = err;
       throw failure;
     }
-    attempt.retryAt = attempt.endedAt + backoffDelay(policy, attempt.n, exec.core.random());
+    attempt.retryAt = endedAt + backoffDelay(policy, attempt.n, exec.core.random());
     row.status = "retrying";
     row.attempts = JSON.stringify(this.attempts);
     await exec.commitEntry(row);
