@@ -13,13 +13,13 @@ import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js"
 import { errorProbe, runsQuery as pgRunsQuery } from "../../src/storage/postgres/run-queries.js";
 import { tables } from "../../src/storage/postgres/sql.js";
 import { FOLDED_CONTAINS, foldCase } from "../../src/storage/sqlite/fold-case.js";
-import { errorSearch, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
+import { errorSearch, NEWEST_ERRORS, readRuns } from "../../src/storage/sqlite/run-queries.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
 import { sql, tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
-import { allPages, failedRuns, T0 } from "./fixtures.js";
+import { allPages, expectPlansAgree, failedRuns, T0 } from "./fixtures.js";
 
 /** Messages a few runs hold (among the oldest), short ones and ones whose string is at the end. */
 const RARE = [
@@ -151,16 +151,7 @@ describe("on SQLite a search of 1 or 2 characters reads its candidates from the 
         [5, { createdAt: middle.createdAt, id: middle.id }],
         [1000, undefined],
       ] as const) {
-        const q: RunQuery = { errorContains: needle, limit, ...(before ? { before } : {}) };
-        const search = errorSearch(db, q);
-        plans.add(search.plan);
-        const { sql, args } = runsQuery(q, "scan");
-        const scan = db.prepare(sql).all(...args);
-        expect(readRuns(db, q), `${needle} ${limit}`).toEqual(scan);
-        for (const plan of ["few", "many"] as const) {
-          const { sql, args } = runsQuery(q, plan, undefined, search.match);
-          expect(db.prepare(sql).all(...args), `${needle} ${plan}`).toEqual(scan);
-        }
+        expectPlansAgree(db, { errorContains: needle, limit, ...(before ? { before } : {}) }, plans);
       }
     }
     expect(errorSearch(db, { errorContains: "a", limit: 50 }).plan).toBe("scan");

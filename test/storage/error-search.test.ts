@@ -12,13 +12,13 @@ import { clientConfig, parsePostgresUrl } from "../../src/storage/postgres/conne
 import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { readRuns as pgReadRuns } from "../../src/storage/postgres/run-queries.js";
 import { tables } from "../../src/storage/postgres/sql.js";
-import { errorSearch, NEWEST_ERRORS, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
+import { NEWEST_ERRORS } from "../../src/storage/sqlite/run-queries.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
 import { tempSchema } from "../postgres/pg.js";
 import { BACKENDS, batch } from "./backends.js";
-import { allPages, failedRuns, T0 } from "./fixtures.js";
+import { allPages, expectPlansAgree, failedRuns, T0 } from "./fixtures.js";
 
 const ERRORS: Record<string, string> = {
   timeout: JSON.stringify({ name: "Error", message: "Carrier TIMEOUT after 30 s" }),
@@ -337,16 +337,7 @@ describe("on SQLite every plan of a search in error text answers as the scan doe
     ]) {
       for (const limit of [5, 50, 500]) {
         for (const before of [undefined, { createdAt: middle.createdAt, id: middle.id }]) {
-          const q: RunQuery = { errorContains: needle, limit, ...(before ? { before } : {}) };
-          const search = errorSearch(db, q);
-          plans.add(search.plan);
-          const { sql, args } = runsQuery(q, "scan");
-          const scan = db.prepare(sql).all(...args);
-          expect(readRuns(db, q), `${needle} ${limit}`).toEqual(scan);
-          for (const plan of ["few", "many"] as const) {
-            const { sql, args } = runsQuery(q, plan, undefined, search.match);
-            expect(db.prepare(sql).all(...args), `${needle} ${plan}`).toEqual(scan);
-          }
+          expectPlansAgree(db, { errorContains: needle, limit, ...(before ? { before } : {}) }, plans);
         }
       }
     }

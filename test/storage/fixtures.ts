@@ -1,5 +1,8 @@
 // Small builders for store tests: runs, entries and messages written through `commit`, as the engine writes them.
 
+import type Database from "better-sqlite3";
+import { expect } from "vitest";
+import { errorSearch, readRuns, runsQuery } from "../../src/storage/sqlite/run-queries.js";
 import type { CreateRun, EntryRow, RunQuery, RunRow, Store } from "../../src/storage/store.js";
 import { batch } from "./backends.js";
 
@@ -162,4 +165,20 @@ export function newRuns(keys: string[], workflowOf: (i: number) => string = () =
     owner: null,
     leaseUntil: null,
   }));
+}
+
+/**
+ * SQLite: the error search `q` answers as its scan plan does, and so do its "few" and "many" plans with the
+ * candidates it found; adds the plan it chose to `plans`.
+ */
+export function expectPlansAgree(db: Database.Database, q: RunQuery, plans: Set<string>): void {
+  const search = errorSearch(db, q);
+  plans.add(search.plan);
+  const { sql, args } = runsQuery(q, "scan");
+  const scan = db.prepare(sql).all(...args);
+  expect(readRuns(db, q), `${q.errorContains} ${q.limit}`).toEqual(scan);
+  for (const plan of ["few", "many"] as const) {
+    const { sql, args } = runsQuery(q, plan, undefined, search.match);
+    expect(db.prepare(sql).all(...args), `${q.errorContains} ${plan}`).toEqual(scan);
+  }
 }
