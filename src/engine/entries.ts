@@ -254,6 +254,23 @@ export function attemptsOf(row: AttemptFields): Attempt[] {
 }
 
 /**
+ * The attempts of a row an execution goes on with: its last one, still running when it was recorded, is
+ * marked interrupted (the process stopped during it), so the next attempt runs again after it.
+ */
+export function attemptsGoingOn(row: AttemptFields): Attempt[] {
+  const attempts = attemptsOf(row);
+  const last = attempts.at(-1);
+  if (last?.status === "running") {
+    last.status = "interrupted";
+    last.error = {
+      name: "Interrupted",
+      message: "The process stopped during this attempt, so it runs again.",
+    };
+  }
+  return attempts;
+}
+
+/**
  * The attempts column of a completed step: null when its one attempt says nothing its times and status do
  * not (most steps; about 80 bytes an entry saved), else the attempts as JSON. attemptsOf reads both.
  */

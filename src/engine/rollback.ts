@@ -13,7 +13,7 @@ import type { RollbackContext, RollbackHandler, StepOptions } from "../workflow.
 import { afterClock } from "./clock.js";
 import {
   type Attempt,
-  attemptsOf,
+  attemptsGoingOn,
   detailOf,
   type EntryOf,
   entryPath,
@@ -161,15 +161,7 @@ export class Rollbacks {
     const scope = this.rollbackScope();
     const row = t.undo ?? exec.newEntry(scope, scope.entries.length, path, "rollback", "running");
     if (!t.undo) setDetail(row, { step: path, stepSeq: t.step.seq, order: t.order });
-    const attempts = attemptsOf(row);
-    const last = attempts.at(-1);
-    if (last?.status === "running") {
-      last.status = "interrupted";
-      last.error = {
-        name: "Interrupted",
-        message: "The process stopped during this attempt, so it runs again.",
-      };
-    }
+    const attempts = attemptsGoingOn(row);
     const registered = this.handlers.get(t.step.seq);
     if (!registered) {
       const now = clock.now();

@@ -5,7 +5,14 @@ import { ATTR, type EntrySpan } from "../observability/tracing.js";
 import { RollbackNotArmedError } from "../rollback-errors.js";
 import type { StepContext, StepOptions } from "../workflow.js";
 import { toMs } from "./duration.js";
-import { type Attempt, attemptsOf, type EntryOf, entryPath, storedAttempts } from "./entries.js";
+import {
+  type Attempt,
+  attemptsGoingOn,
+  attemptsOf,
+  type EntryOf,
+  entryPath,
+  storedAttempts,
+} from "./entries.js";
 import { type ErrorInfo, errorInfo } from "./error-info.js";
 import type { RunExecution } from "./execution.js";
 import { called, rejected } from "./handled.js";
@@ -216,16 +223,7 @@ class LiveStep<T> {
     if (!recorded && options?.input !== undefined)
       row.input = toJson(options.input, `The input of step "${path}"`);
     this.row = row;
-    const attempts = recorded ? attemptsOf(row) : NO_ATTEMPTS;
-    this.attempts = attempts;
-    const last = attempts.at(-1);
-    if (last?.status === "running") {
-      last.status = "interrupted";
-      last.error = {
-        name: "Interrupted",
-        message: "The process stopped during this attempt, so it runs again.",
-      };
-    }
+    this.attempts = recorded ? attemptsGoingOn(row) : NO_ATTEMPTS;
   }
 
   /** The next attempt (after its backoff when the last one failed); resolves with the recorded value. */
