@@ -169,12 +169,14 @@ const MAKERS: Record<Method, (exec: RunExecution, scope: Scope) => unknown> = {
 const ACCESSORS: PropertyDescriptorMap = {
   state: {
     enumerable: true,
+    configurable: true,
     get(this: Context) {
       return readOnlyState(this[EXEC].state, this[EXEC].label);
     },
   },
   signal: {
     enumerable: true,
+    configurable: true,
     get(this: Context) {
       return this[SCOPE].signal;
     },
@@ -183,12 +185,14 @@ const ACCESSORS: PropertyDescriptorMap = {
 for (const [name, make] of Object.entries(MAKERS)) {
   ACCESSORS[name] = {
     enumerable: true,
+    configurable: true,
     get(this: Context) {
       return (this[MADE][name as Method] ??= make(this[EXEC], this[SCOPE]));
     },
-    // A method may be replaced (a wrapper around ctx.step), as on a plain object.
-    set(this: Context, value: unknown) {
-      this[MADE][name as Method] = value;
+    // Assigned (a wrapper around ctx.step), it becomes a plain property of the object assigned to, as on a
+    // plain object: an object made with Object.create(ctx) shadows the method and ctx keeps its own.
+    set(this: object, value: unknown) {
+      Object.defineProperty(this, name, { value, writable: true, enumerable: true, configurable: true });
     },
   };
 }

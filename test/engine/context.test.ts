@@ -94,3 +94,20 @@ it("a ctx method replaced by a wrapper is called through it, on the first run an
   expect(wrapped.slice(0, 1)).toEqual(["a"]);
   expect(wrapped.slice(-2)).toEqual(["a", "b"]);
 });
+
+it("a method assigned on an object made from ctx shadows it there only: ctx keeps its own", async () => {
+  const code = async (ctx: WorkflowContext) => {
+    const logged: string[] = [];
+    const derived = Object.create(ctx) as WorkflowContext;
+    derived.step = ((name: string, fn: () => unknown) => {
+      logged.push(name);
+      return ctx.step(name, fn);
+    }) as WorkflowContext["step"];
+    const a = await derived.step("a", () => 1);
+    await ctx.sleep("nap", 1000);
+    const b = await ctx.step("b", () => a + 1);
+    return { b, logged, own: Object.hasOwn(ctx, "step") };
+  };
+  const run = await restartWith(code, code);
+  expect(await run.result({ timeout: 5000 })).toStrictEqual({ b: 2, logged: ["a"], own: true });
+});
