@@ -97,5 +97,14 @@ function call(listener: Listener, event: EngineEvent): void {
 }
 
 function threw(err: unknown): void {
-  log("error", "waymark", `an event listener threw: ${err instanceof Error ? err.message : String(err)}`);
+  log("error", "waymark", `an event listener threw: ${describeThrown(err)}`);
+}
+
+/** What a listener threw, as text; never throws itself (a revoked Proxy, an object with no toString). */
+function describeThrown(err: unknown): string {
+  try {
+    return err instanceof Error ? String(err.message) : String(err);
+  } catch {
+    return "a value that cannot be shown as text";
+  }
 }

@@ -79,6 +79,25 @@ describe("registry.start({ on })", () => {
     expect(heard).toContain("sleeping");
   });
 
+  it("a listener that throws or rejects with a value that cannot be shown as text is logged too", async () => {
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    const engine = closeLater(
+      await setup({ use: { w: napper("a") } }).start({
+        database: tempDb(),
+        on: (e) => {
+          if (e.type === "entry") throw Object.create(null);
+          if (e.type === "run") return Promise.reject(Object.create(null)) as never;
+        },
+      }),
+    );
+    const run = await engine.getOrCreate("w", "k");
+    await waitForStatus(engine, run, ["sleeping"]);
+    await expect
+      .poll(() => stderr.mock.calls.filter((c) => String(c[0]).includes("cannot be shown as text")).length)
+      .toBeGreaterThanOrEqual(2);
+    expect((await engine.info(run.id)).status).toBe("sleeping");
+  });
+
   it("is refused unless it is a function, by start() and attach()", async () => {
     const registry = setup({ use: { w: napper("a") } });
     for (const open of [
