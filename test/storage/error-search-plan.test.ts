@@ -11,7 +11,7 @@ import { describe, expect, it, vi } from "vitest";
 import { openPostgresStore } from "../../src/storage/postgres/postgres-store.js";
 import { ERROR_FEW, errorProbe, runsQuery as pgRunsQuery } from "../../src/storage/postgres/run-queries.js";
 import { tables } from "../../src/storage/postgres/sql.js";
-import { errorPlan, runsQuery as sqliteRunsQuery } from "../../src/storage/sqlite/run-queries.js";
+import { errorSearch, runsQuery as sqliteRunsQuery } from "../../src/storage/sqlite/run-queries.js";
 import { openSqliteStore } from "../../src/storage/sqlite/sqlite-store.js";
 import type { RunQuery, Store } from "../../src/storage/store.js";
 import { onCleanup, tempDb } from "../helpers.js";
@@ -59,19 +59,19 @@ describe("a search in error text is answered from the trigram index", () => {
     })();
     db.exec("ANALYZE");
     const planOf = (q: RunQuery) => {
-      const { sql: text, args } = sqliteRunsQuery(q, errorPlan(db, q));
+      const { sql: text, args } = sqliteRunsQuery(q, errorSearch(db, q).plan);
       return (db.prepare(`EXPLAIN QUERY PLAN ${text}`).all(...args) as Array<{ detail: string }>)
         .map((r) => r.detail)
         .join("\n");
     };
     for (const q of [FOUND, NONE]) {
-      expect(errorPlan(db, q)).toBe("few");
+      expect(errorSearch(db, q).plan).toBe("few");
       const plan = planOf(q);
       expect(plan).toMatch(/SCAN e VIRTUAL TABLE INDEX 0:M|SCAN run_errors VIRTUAL TABLE INDEX 0:M/);
       expect(plan).toMatch(/SEARCH runs USING INTEGER PRIMARY KEY \(rowid=\?\)/);
       expect(plan).not.toMatch(/SCAN runs/);
     }
-    expect(errorPlan(db, MANY)).toBe("many");
+    expect(errorSearch(db, MANY).plan).toBe("many");
     const many = planOf(MANY);
     expect(many).toMatch(/SCAN runs USING INDEX runs_error_created/);
     expect(many).toMatch(/SCAN run_errors VIRTUAL TABLE INDEX 0:M/);

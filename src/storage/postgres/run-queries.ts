@@ -1,7 +1,7 @@
 // The SQL of the run listings whose WHERE clause depends on the filters: a page of runs, failure groups.
 
 import type pg from "pg";
-import { foldCase } from "../sqlite/fold-case.js";
+import { isShortNeedle } from "../sqlite/fold-case.js";
 import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
 import { ERROR_GRAMS_FUNCTION, ERROR_TEXT_FUNCTION, FAILURE_DAY_MS } from "./migrations.js";
 import { pgText, runColumns, type Tables } from "./sql.js";
@@ -104,7 +104,7 @@ export function errorProbe(
   trigrams = true,
 ): { text: string; args: unknown[] } | null {
   if (!q.errorContains || Object.keys(q.tags ?? {}).length > 0) return null;
-  if (isShort(q.errorContains)) {
+  if (isShortNeedle(q.errorContains)) {
     return {
       text: `SELECT CASE WHEN length(lower($1::text)) <= 2 THEN (SELECT count(*)::int FROM (SELECT 1 FROM ${t.runs}
         WHERE error IS NOT NULL AND ${errorGrams(t, "error")} @> ARRAY[lower($1::text)] LIMIT $2) c) END AS n`,
@@ -131,12 +131,6 @@ export function errorText(t: Tables, column: string): string {
 /** The strings of 1 and 2 characters of `column`'s message, lowered: what the grams index holds (migration 17). */
 function errorGrams(t: Tables, column: string): string {
   return `${t.runs.slice(0, -".runs".length)}.${ERROR_GRAMS_FUNCTION}(${errorText(t, column)})`;
-}
-
-/** A string of 1 or 2 characters (as lower() folds, one letter for one): its candidates are in the grams index. */
-function isShort(needle: string): boolean {
-  const n = Array.from(foldCase(needle)).length;
-  return n > 0 && n < 3;
 }
 
 /** What readRuns queries through: a pool or a client. */
@@ -213,7 +207,7 @@ function runFilters(
     const text = errorText(t, `${p}error`);
     if (errors === "few")
       where.push(
-        isShort(q.errorContains)
+        isShortNeedle(q.errorContains)
           ? `${errorGrams(t, `${p}error`)} @> ARRAY[lower(${arg(pgText(q.errorContains))}::text)]`
           : `${text} ILIKE ${arg(errorPattern(q.errorContains))}`,
       );

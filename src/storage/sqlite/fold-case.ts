@@ -8,6 +8,16 @@ import type Database from "better-sqlite3";
 export const FOLDED_CONTAINS = "waymark_contains";
 
 /**
+ * A search string of 1 or 2 letters once folded (foldCase: one letter for one), which has no trigram of its own:
+ * both stores read its candidates from an index of such strings (SQLite short-search.ts, PostgreSQL migration 17).
+ */
+export function isShortNeedle(needle: string | undefined): boolean {
+  if (!needle) return false;
+  const n = Array.from(foldCase(needle)).length;
+  return n > 0 && n < 3;
+}
+
+/**
  * `s` with each letter lowered alone (Unicode's simple lowercase, as towlower): toLowerCase but for the two
  * letters it lowers otherwise, İ (to i and a combining dot) and Σ (to ς at a word's end).
  */

@@ -2,9 +2,9 @@
 
 import type Database from "better-sqlite3";
 import type { FailureGroupQuery, RunQuery, RunRow } from "../store.js";
-import { FOLDED_CONTAINS, foldCase, unfoldedForms } from "./fold-case.js";
+import { FOLDED_CONTAINS, foldCase, isShortNeedle, unfoldedForms } from "./fold-case.js";
 import { FAILURE_DAY_MS } from "./migrations.js";
-import { shortErrorMatch, shortNeedle } from "./short-search.js";
+import { shortErrorMatch } from "./short-search.js";
 import { RUN_COLUMNS } from "./statements.js";
 
 /**
@@ -128,8 +128,7 @@ export function readRuns(db: Database.Database, q: RunQuery): RunRow[] {
   const scan: ErrorSearch = { plan: "scan", match: null };
   // A string of 1 or 2 characters reads the newest errors before the index's terms: a common one fills its
   // page there, and begins many terms, each of which the vocabulary counts the errors of.
-  const short = tagless(q) ? shortNeedle(q.errorContains) : null;
-  const search = short === null ? errorSearch(db, q) : null;
+  const search = tagless(q) && isShortNeedle(q.errorContains) ? null : errorSearch(db, q);
   if (search !== null && search.plan !== "many") return page(search);
   const cursor = q.before
     ? {
@@ -158,21 +157,15 @@ export type ErrorSearch = { plan: ErrorPlan; match: string | null };
  */
 export function errorSearch(db: Database.Database, q: RunQuery): ErrorSearch {
   if (!q.errorContains || !tagless(q)) return { plan: "scan", match: null };
-  const match =
-    shortNeedle(q.errorContains) === null
-      ? errorMatch(q.errorContains)
-      : shortErrorMatch(db, q.errorContains);
+  const match = isShortNeedle(q.errorContains)
+    ? shortErrorMatch(db, q.errorContains)
+    : errorMatch(q.errorContains);
   if (match === null) return { plan: "scan", match: null };
   const candidates = db
     .prepare("SELECT count(*) FROM (SELECT rowid FROM run_errors WHERE run_errors MATCH ? LIMIT ?)")
     .pluck()
     .get(match, ERROR_FEW) as number;
   return { plan: candidates < ERROR_FEW ? "few" : "many", match };
-}
-
-/** The plan for `q`'s search in error text (errorSearch's). */
-export function errorPlan(db: Database.Database, q: RunQuery): ErrorPlan {
-  return errorSearch(db, q).plan;
 }
 
 function tagless(q: RunQuery): boolean {

@@ -13,13 +13,6 @@ export const INDEX_END = "\ue000\ue000";
 /** More terms than this begin the string: its search reads the runs with an error instead (it is common). */
 export const SHORT_TERMS = 64;
 
-/** The folded needle when it has 1 or 2 characters (those without a trigram), else null. */
-export function shortNeedle(needle: string | undefined): string | null {
-  if (!needle) return null;
-  const n = Array.from(foldCase(needle)).length;
-  return n > 0 && n < 3 ? needle : null;
-}
-
 /**
  * The FTS5 query of every term of run_errors that begins with `needle` (1 or 2 characters) as any of its
  * letters' forms is indexed, ORed: '""' (no row) when there is none, null when more than SHORT_TERMS.
